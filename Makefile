@@ -1,0 +1,113 @@
+# proflink — see README.md. `make` builds everything into build/, `make check` runs every test,
+# `make demo` runs the main job end to end, `make bench` prints the speed ratios.
+ARCH      := $(shell uname -m)
+BUILD     := build
+CC        ?= gcc
+MUSL_CC   := $(shell command -v musl-gcc 2>/dev/null)
+
+ifeq ($(ARCH),x86_64)
+TLS_DIALECT := -mtls-dialect=gnu2
+else ifeq ($(ARCH),aarch64)
+TLS_DIALECT := -mtls-dialect=desc
+else
+$(error proflink supports x86_64 and aarch64 only, not $(ARCH))
+endif
+
+# The profiler finds the TLS pointer only through an R_*_TLSDESC relocation that names it, so the
+# library is built global-dynamic with the TLS descriptor dialect and every symbol bound at load
+# time (-z now). No -Bsymbolic, --gc-sections or `local: *` version script: each could relax or
+# drop that relocation. Exports are chosen by -fvisibility=hidden plus PROFLINK_EXPORT.
+WARN      := -Wall -Wextra -Werror
+LIB_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g $(WARN) -fPIC -fvisibility=hidden \
+              -ftls-model=global-dynamic $(TLS_DIALECT) -fno-strict-aliasing -Iinclude -Ipreload -Ihooks \
+              $(EXTRA_CFLAGS)
+LIB_LDFLAGS := -shared -Wl,-z,now -Wl,-z,relro -pthread
+
+LIB_SRCS  := $(sort $(wildcard preload/*.c) $(wildcard hooks/*.c))
+LIB_HDRS  := $(wildcard preload/*.h hooks/*.h) include/proflink.h
+SONAME    := elastic-jvmti-linux-proflink-$(ARCH).so
+LIB       := $(BUILD)/$(SONAME)
+
+MUSL_SONAME := elastic-jvmti-linux-proflink-musl-$(ARCH).so
+MUSL_LIB    := $(BUILD)/musl/$(MUSL_SONAME)
+
+TOOL_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g $(WARN) -Iinclude -Itools
+TOOL_COMMON := $(sort $(wildcard tools/target_*.c))
+AGENT_SRCS  := $(sort $(wildcard tools/agent_*.c))
+
+ALL := $(LIB) $(BUILD)/libproflink.so $(BUILD)/libproflink.a
+ifneq ($(wildcard tools/proflink-inspect.c),)
+ALL += $(BUILD)/proflink-inspect
+endif
+ifneq ($(wildcard tools/proflink-agent.c),)
+ALL += $(BUILD)/proflink-agent
+endif
+ifneq ($(MUSL_CC),)
+ALL += $(MUSL_LIB) $(BUILD)/musl/libproflink.a
+endif
+
+.PHONY: all check test demo bench clean install uninstall asan fuzz
+all: $(ALL)
+
+$(BUILD)/obj/%.o: %.c $(LIB_HDRS) | $(BUILD)
+	@mkdir -p $(dir $@)
+	@echo "  CC    $<"; $(CC) $(LIB_CFLAGS) -c $< -o $@
+
+$(LIB): $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+	$(CC) $(LIB_LDFLAGS) -Wl,-soname,$(SONAME) -o $@ $^ -ldl
+
+$(BUILD)/libproflink.so: $(LIB)
+	ln -sf $(SONAME) $@
+
+# Static variant: the same objects with the static flag set, so the constructor knows it is not a
+# preload (only the OTel protocols can see a statically linked program).
+$(BUILD)/static/%.o: %.c $(LIB_HDRS) | $(BUILD)
+	@mkdir -p $(dir $@)
+	@echo "  CC    $<"; $(CC) $(LIB_CFLAGS) -DPROFLINK_STATIC -c $< -o $@
+
+$(BUILD)/libproflink.a: $(patsubst %.c,$(BUILD)/static/%.o,$(LIB_SRCS))
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/musl/obj/%.o: %.c $(LIB_HDRS) | $(BUILD)
+	@mkdir -p $(dir $@)
+	@echo "  MUSL  $<"; $(MUSL_CC) $(LIB_CFLAGS) -c $< -o $@
+
+$(MUSL_LIB): $(patsubst %.c,$(BUILD)/musl/obj/%.o,$(LIB_SRCS))
+	$(MUSL_CC) $(LIB_LDFLAGS) -Wl,-soname,$(MUSL_SONAME) -o $@ $^
+
+$(BUILD)/musl/static/%.o: %.c $(LIB_HDRS) | $(BUILD)
+	@mkdir -p $(dir $@)
+	@echo "  MUSL  $<"; $(MUSL_CC) $(LIB_CFLAGS) -DPROFLINK_STATIC -c $< -o $@
+
+$(BUILD)/musl/libproflink.a: $(patsubst %.c,$(BUILD)/musl/static/%.o,$(LIB_SRCS))
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/proflink-inspect: tools/proflink-inspect.c $(TOOL_COMMON) $(wildcard tools/*.h) | $(BUILD)
+	$(CC) $(TOOL_CFLAGS) -o $@ tools/proflink-inspect.c $(TOOL_COMMON)
+
+$(BUILD)/proflink-agent: tools/proflink-agent.c $(TOOL_COMMON) $(AGENT_SRCS) $(wildcard tools/*.h) | $(BUILD)
+	$(CC) $(TOOL_CFLAGS) -o $@ tools/proflink-agent.c $(TOOL_COMMON) $(AGENT_SRCS) -lunwind-ptrace -lunwind-generic -lunwind
+
+$(BUILD):
+	@mkdir -p $@
+
+# Test helpers (C programs that know nothing of proflink, senders, readers); built with
+# ASan/UBSan where they do not run under the preload itself.
+include tests/helpers.mk
+include bench/bench.mk
+
+check: all test-helpers
+	bash tests/run.sh
+
+test: check
+
+demo: all
+	bash scripts/demo.sh
+
+bench: all bench-bins
+	bash bench/run.sh
+
+clean:
+	rm -rf $(BUILD)
+
+include scripts/install.mk

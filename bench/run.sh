@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# make bench — speed of proflink's hot paths as ratios against a baseline measured in the same
+# run (absolute numbers on a shared machine mean little; ratios survive the noise better).
+set -eu
+cd "$(dirname "$0")/.."
+B=build/bench
+LIB=$PWD/build/elastic-jvmti-linux-proflink-$(uname -m).so
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+val() { sed -n "s/^$1 //p"; }
+
+echo "== set+clear of a thread's context (per pair) =="
+both=$(LD_PRELOAD=$LIB PROFLINK_OTEL_CONTEXT=1 $B/context_switch)
+elastic=$(LD_PRELOAD=$LIB PROFLINK_OTEL_CONTEXT=0 $B/context_switch)
+in1=$(echo "$elastic" | val inline_ns); pe=$(echo "$elastic" | val proflink_ns)
+pb=$(echo "$both" | val proflink_ns)
+echo "inline __thread writes (baseline):   ${in1} ns"
+echo "proflink, Elastic record only:       ${pe} ns   ratio $(ratio "$pe" "$in1") vs inline (target <= 1.5, <= 10 ns)"
+echo "proflink, Elastic + OTel records:    ${pb} ns   ratio $(ratio "$pb" "$pe") vs Elastic only (target <= 1.3)"
+
+echo "== pthread_create + join =="
+plain=() pre=()
+for i in 1 2 3; do
+    plain+=("$($B/thread_churn | val create_join_ns)")
+    pre+=("$(LD_PRELOAD=$LIB $B/thread_churn | val create_join_ns)")
+done
+med() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+p=$(med "${plain[@]}"); q=$(med "${pre[@]}")
+echo "without: ${p} ns   with: ${q} ns   ratio $(ratio "$q" "$p") (target <= 1.10)"
+
+echo "== process start of /bin/true (fork+exec+wait, median of 200 each) =="
+out=$($B/process_start "$LIB" 200 /bin/true)
+s0=$(echo "$out" | val start_plain_us); s1=$(echo "$out" | val start_preload_us)
+echo "without: ${s0} us   with: ${s1} us   added $((s1 - s0)) us (target <= 1000 us)"
+
+if [ -x $B/intake ]; then
+    echo "== burst intake =="
+    $B/intake "$LIB"
+fi

@@ -1,0 +1,16 @@
+/* hooks.h — what proflink interposes in the program (preload builds only). */
+#ifndef PROFLINK_HOOKS_H
+#define PROFLINK_HOOKS_H
+
+#include <pthread.h>
+
+/* The libc pthread_create, bypassing our interposer: proflink's own threads (the reader) must
+ * not get a thread record, or the profiler would attribute proflink's work to the program's
+ * trace. */
+int real_pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
+                        void *arg);
+
+/* Registers the pthread_atfork handlers (once per process image). */
+void hooks_install_fork_handlers(void);
+
+#endif

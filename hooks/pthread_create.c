@@ -1,0 +1,91 @@
+/* pthread_create.c — interposes pthread_create so that every new thread has its records before
+ * its start routine runs, starting with its creator's context (PROFLINK_INHERIT) or the
+ * TRACEPARENT one. The block is allocated and filled in the creator, so the inherited context
+ * is the one in force at the pthread_create call, and the new thread only publishes a pointer.
+ *
+ * Preload builds interpose by symbol precedence and find the libc function with
+ * dlsym(RTLD_NEXT). A statically linked program (PROFLINK_STATIC) has no symbol precedence to
+ * play with: its threads get records lazily on their first API call, unless it is linked with
+ * `-Wl,--wrap=pthread_create`, which routes its calls through __wrap_pthread_create
+ * (pthread_wrap.c) and gives it the same eager records and inheritance as a preloaded program. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "export.h"
+#include "hooks.h"
+#include "runtime.h"
+#include "thread_records.h"
+
+static void *start_with_records(void *p)
+{
+    struct thread_block *b = p;
+    void *(*fn)(void *) = b->start_fn;
+    void *arg = b->start_arg;
+    thread_block_install(b); /* may free b if the thread key cannot be set: read it first */
+    return fn(arg);
+}
+
+int create_with_records(create_fn next, pthread_t *t, const pthread_attr_t *a,
+                               void *(*fn)(void *), void *arg)
+{
+    if (!runtime_active())
+        return next(t, a, fn, arg);
+    struct trace_ctx ctx;
+    thread_initial_context(&ctx);
+    struct thread_block *b = thread_block_new(&ctx);
+    if (!b) /* out of memory: the thread still starts, it will get a record lazily */
+        return next(t, a, fn, arg);
+    b->start_fn = fn;
+    b->start_arg = arg;
+    int rc = next(t, a, start_with_records, b);
+    if (rc != 0)
+        thread_block_free_unused(b);
+    return rc;
+}
+
+#ifdef PROFLINK_STATIC
+/* Defined by pthread_wrap.c, an archive member the linker extracts only when the program is
+ * linked with --wrap=pthread_create: then plain references to pthread_create (ours included)
+ * lead to the wrapper, and libc's function is only reachable through __real_pthread_create.
+ * A weak reference extracts nothing, so without --wrap this stays NULL. */
+extern int proflink_wrapped_real_create(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+                                        void *) __attribute__((weak));
+
+int real_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg)
+{
+    if (proflink_wrapped_real_create)
+        return proflink_wrapped_real_create(t, a, fn, arg);
+    return pthread_create(t, a, fn, arg);
+}
+#else
+static _Atomic(create_fn) next_create;
+
+/* Resolved on first use, not in the constructor: another library's constructor may create a
+ * thread before ours runs. Racing resolvers store the same value. */
+static create_fn resolve_next(void)
+{
+    create_fn f = atomic_load_explicit(&next_create, memory_order_acquire);
+    if (!f) {
+        f = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+        atomic_store_explicit(&next_create, f, memory_order_release);
+    }
+    return f;
+}
+
+int real_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg)
+{
+    create_fn next = resolve_next();
+    return next ? next(t, a, fn, arg) : EAGAIN;
+}
+
+PROFLINK_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
+                                   void *arg)
+{
+    create_fn next = resolve_next();
+    if (!next)
+        return EAGAIN;
+    return create_with_records(next, t, a, fn, arg);
+}
+#endif

@@ -1,0 +1,155 @@
+/*
+ * proflink.h — the tracer-facing API of proflink.
+ *
+ * proflink publishes, for out-of-process eBPF profilers, which distributed trace each thread is
+ * running (the Elastic "apmint" thread record and the OpenTelemetry thread context), and hands
+ * back what the profiler sends: stack-trace ids correlated with {trace id, transaction id}.
+ *
+ * Contract for every function below:
+ *  - Safe to call when proflink is disabled or absent from the process (then a cheap no-op that
+ *    reports "nothing"), from any thread, at any time after the library is loaded.
+ *  - Never blocks. After a thread's first call, setting and clearing its context neither
+ *    allocates nor takes a lock (a thread's first call may allocate its record once).
+ *  - Never aborts, exits or raises: bad arguments are ignored or reported by the return value.
+ *
+ * Finding the functions: either link with -lproflink (pkg-config proflink), or look them up at
+ * run time without a link-time dependency:
+ *
+ *     void (*set)(const uint8_t *, const uint8_t *, const uint8_t *, uint8_t) =
+ *         (void (*)(const uint8_t *, const uint8_t *, const uint8_t *, uint8_t))
+ *         dlsym(RTLD_DEFAULT, "proflink_set_trace");
+ *     if (set) set(trace_id, span_id, transaction_id, 0x01);
+ *
+ * Identifiers are raw bytes in W3C order (trace id 16 bytes, span and transaction ids 8 bytes).
+ * The transaction id is the span id of the local root span (the "transaction"); profilers link
+ * samples to {trace id, transaction id}.
+ */
+#ifndef PROFLINK_H
+#define PROFLINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PROFLINK_VERSION_STRING "0.1.0"
+
+/* ---- Context of the calling thread --------------------------------------------------------- */
+
+/* Make {trace_id, span_id, transaction_id, trace_flags} the active context of this thread.
+ * trace_flags bit 0 is the W3C "sampled" flag. NULL trace_id or span_id: ignored. NULL
+ * transaction_id: the span id is used (the span is its own local root). */
+void proflink_set_trace(const uint8_t trace_id[16], const uint8_t span_id[8],
+                        const uint8_t transaction_id[8], uint8_t trace_flags);
+
+/* The same from a W3C traceparent string "00-<32 hex>-<16 hex>-<2 hex>". transaction_id_hex is
+ * 16 hex characters or NULL (NULL: the span id is also the transaction id).
+ * Returns 0 on success, -1 if either string is malformed (the context is then left unchanged). */
+int proflink_set_traceparent(const char *traceparent, const char *transaction_id_hex);
+
+/* No trace is active on this thread any more. */
+void proflink_clear_trace(void);
+
+/* Copies this thread's active context into the non-NULL arguments.
+ * Returns 1 if a trace is active, 0 if none (outputs untouched), -1 if proflink is disabled. */
+int proflink_get_trace(uint8_t trace_id[16], uint8_t span_id[8], uint8_t transaction_id[8],
+                       uint8_t *trace_flags);
+
+/* ---- Messages from the profiler ------------------------------------------------------------ */
+
+#define PROFLINK_MSG_CORRELATION 1
+#define PROFLINK_MSG_REGISTRATION 2
+
+typedef struct proflink_message {
+    uint16_t type;  /* PROFLINK_MSG_CORRELATION or PROFLINK_MSG_REGISTRATION */
+    uint16_t minor; /* the minor version the profiler sent */
+    union {
+        struct {
+            uint8_t trace_id[16];
+            uint8_t transaction_id[8];
+            uint8_t stack_trace_id[16];
+            uint16_t count; /* samples since the last report for this triple */
+        } correlation;
+        struct {
+            uint32_t samples_delay_ms;
+            const char *host_id; /* not NUL-terminated; NULL when minor 1 */
+            size_t host_id_len;
+        } registration;
+    } u;
+} proflink_message;
+
+/* Called on proflink's reader thread ("proflink-reader") for every valid message. The message
+ * and the strings it points to are valid only during the call. Keep the callback short: the
+ * profiler drops what the socket cannot queue while the reader is busy. NULL fn removes it. */
+typedef void (*proflink_message_fn)(const proflink_message *msg, void *user);
+void proflink_set_message_callback(proflink_message_fn fn, void *user);
+
+/* ---- Ended transactions (the spec's deferral) ---------------------------------------------- */
+
+typedef struct proflink_stack_count {
+    uint8_t stack_trace_id[16];
+    uint32_t count; /* how many samples had this stack during the transaction */
+} proflink_stack_count;
+
+/* Receives an ended transaction with every stack-trace id the profiler reported for it. `ids`
+ * is valid only during the call. Called on the reader thread when the transaction was held, or
+ * on the caller's thread (from within proflink_end_transaction) when it is delivered at once. */
+typedef void (*proflink_transaction_fn)(const uint8_t trace_id[16],
+                                        const uint8_t transaction_id[8],
+                                        const proflink_stack_count *ids, size_t n_ids,
+                                        void *user);
+
+#define PROFLINK_DELIVERED_NOW 0 /* fn already ran (unsampled, disabled, auto mode, queue full) */
+#define PROFLINK_DEFERRED 1      /* fn runs after samples-delay-ms on the reader thread */
+
+/* Hand over an ended transaction. A sampled one (trace_flags bit 0) is held for
+ * proflink_samples_delay_ms() so that late correlation messages reach it; an unsampled one, or
+ * any when correlation is off, is delivered at once. Never dropped: when the queue is full the
+ * transaction is delivered at once and a (rate-limited) warning is logged.
+ * Returns PROFLINK_DELIVERED_NOW or PROFLINK_DEFERRED, -1 for NULL ids or fn. */
+int proflink_end_transaction(const uint8_t trace_id[16], const uint8_t transaction_id[8],
+                             uint8_t trace_flags, proflink_transaction_fn fn, void *user);
+
+/* The deferral delay in force: 1000 until a profiler registration says otherwise. */
+uint32_t proflink_samples_delay_ms(void);
+
+/* Copies the host id the profiler registered (NUL-terminated, cut to cap-1). Returns its full
+ * length, 0 when no profiler has sent one. */
+size_t proflink_host_id(char *buf, size_t cap);
+
+/* ---- Introspection -------------------------------------------------------------------------- */
+
+typedef struct proflink_stats {
+    uint64_t messages_received;      /* datagrams read from the socket */
+    uint64_t correlations;           /* valid correlation messages */
+    uint64_t registrations;          /* valid registration messages */
+    uint64_t discarded_truncated;    /* shorter than their type and minor require */
+    uint64_t discarded_oversized;    /* larger than the receive buffer (MSG_TRUNC) */
+    uint64_t ignored_unknown_type;   /* well-formed header, type we do not know */
+    uint64_t fifo_records;           /* JSON records written to PROFLINK_FIFO */
+    uint64_t fifo_drops;             /* records dropped: no reader, pipe full or closed */
+    uint64_t transactions_deferred;  /* held for samples-delay-ms */
+    uint64_t transactions_immediate; /* delivered at once (unsampled, auto, overflow) */
+    uint64_t queue_overflows;        /* deferral queue full: delivered at once */
+    uint64_t ids_evicted;            /* stack-trace ids dropped to keep memory bounded */
+    uint64_t threads_seen;           /* thread records created */
+} proflink_stats;
+
+/* Fills *out (size = sizeof(proflink_stats) of the caller, so that older callers keep working
+ * when fields are added). Returns 0, or -1 when proflink is disabled (then *out is zeroed). */
+int proflink_get_stats(proflink_stats *out, size_t size);
+
+/* "0.1.0" — the version of the library actually loaded. */
+const char *proflink_version(void);
+
+/* For programs that link libproflink.a statically: call once at the start of main (a second
+ * call does nothing). The preloaded library initializes itself before main; calling it there is
+ * harmless. Returns 0 when active, -1 when disabled or the start failed. */
+int proflink_init(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PROFLINK_H */

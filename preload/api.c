@@ -1,0 +1,65 @@
+/* api.c — the context half of the tracer API (include/proflink.h). The set/clear path is one
+ * TLS load, a branch and the record stores: no allocation, no lock, no syscall once the
+ * calling thread has its block. */
+#include <string.h>
+
+#include "export.h"
+#include "ids.h"
+#include "proflink.h"
+#include "runtime.h"
+#include "thread_records.h"
+
+PROFLINK_EXPORT void proflink_set_trace(const uint8_t trace_id[16], const uint8_t span_id[8],
+                                        const uint8_t transaction_id[8], uint8_t trace_flags)
+{
+    if (__builtin_expect(!trace_id || !span_id, 0))
+        return;
+    struct thread_block *b = thread_block_self_or_create();
+    if (__builtin_expect(!b, 0))
+        return;
+    thread_block_set(b, trace_id, span_id, transaction_id ? transaction_id : span_id,
+                     trace_flags);
+}
+
+PROFLINK_EXPORT void proflink_clear_trace(void)
+{
+    struct thread_block *b = thread_block_self_or_create();
+    if (__builtin_expect(b != NULL, 1))
+        thread_block_clear(b);
+}
+
+PROFLINK_EXPORT int proflink_set_traceparent(const char *traceparent,
+                                             const char *transaction_id_hex)
+{
+    struct trace_ctx ctx;
+    if (traceparent_parse(traceparent, &ctx) != 0)
+        return -1;
+    if (transaction_id_hex) {
+        if (strlen(transaction_id_hex) != 16 || hex_decode(transaction_id_hex, ctx.transaction_id, 8))
+            return -1;
+    }
+    proflink_set_trace(ctx.trace_id, ctx.span_id, ctx.transaction_id, ctx.trace_flags);
+    return 0;
+}
+
+PROFLINK_EXPORT int proflink_get_trace(uint8_t trace_id[16], uint8_t span_id[8],
+                                       uint8_t transaction_id[8], uint8_t *trace_flags)
+{
+    if (!runtime_active())
+        return -1;
+    struct trace_ctx ctx;
+    thread_block_get(thread_block_self_or_create(), &ctx);
+    if (!ctx.present)
+        return 0;
+    if (trace_id)
+        memcpy(trace_id, ctx.trace_id, 16);
+    if (span_id)
+        memcpy(span_id, ctx.span_id, 8);
+    if (transaction_id)
+        memcpy(transaction_id, ctx.transaction_id, 8);
+    if (trace_flags)
+        *trace_flags = ctx.trace_flags;
+    return 1;
+}
+
+PROFLINK_EXPORT const char *proflink_version(void) { return PROFLINK_VERSION_STRING; }

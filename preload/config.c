@@ -1,0 +1,225 @@
+/* config.c — reads DESIGN §3 from the environment (see config.h). */
+#include "config.h"
+
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "resource_attrs.h"
+
+struct config proflink_config;
+
+#define ENV_PREFIX "ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_"
+
+/* glibc and musl both have secure_getenv: in a setuid/setgid program the environment is the
+ * caller's, not to be trusted, and reads as empty. */
+static const char *env(const char *name)
+{
+    const char *v = secure_getenv(name);
+    return v && v[0] ? v : NULL;
+}
+
+void utf8_truncate(char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (n <= max)
+        return;
+    n = max;
+    /* Step back over continuation bytes (10xxxxxx) so that the cut lands before a lead byte. */
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+        n--;
+    s[n] = 0;
+}
+
+static void copy_field(char *dst, const char *src)
+{
+    size_t n = strlen(src);
+    if (n > SERVICE_FIELD_MAX) {
+        /* copy a little more than the limit so utf8_truncate sees the next byte */
+        n = SERVICE_FIELD_MAX + 1;
+    }
+    char tmp[SERVICE_FIELD_MAX + 2];
+    memcpy(tmp, src, n);
+    tmp[n] = 0;
+    utf8_truncate(tmp, SERVICE_FIELD_MAX);
+    strcpy(dst, tmp);
+}
+
+/* Booleans: 1/0, true/false, yes/no, on/off. */
+static int parse_bool(const char *name, int dflt)
+{
+    const char *v = env(name);
+    if (!v)
+        return dflt;
+    if (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcasecmp(v, "on"))
+        return 1;
+    if (!strcmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "no") || !strcasecmp(v, "off"))
+        return 0;
+    log_warn("%s=%.64s is not a boolean; using %d", name, v, dflt);
+    return dflt;
+}
+
+static void load_log_level(void)
+{
+    static const char *names[] = {"off", "error", "warn", "info", "debug"};
+    const char *v = env("PROFLINK_LOG");
+    if (!v)
+        return;
+    for (int i = 0; i <= LOG_DEBUG; i++)
+        if (!strcasecmp(v, names[i])) {
+            log_set_level((enum log_level)i);
+            return;
+        }
+    log_warn("PROFLINK_LOG=%.64s is not off|error|warn|info|debug; using warn", v);
+}
+
+static void load_mode(struct config *cfg)
+{
+    const char *v = env(ENV_PREFIX "ENABLED");
+    cfg->mode = MODE_AUTO;
+    if (!v || !strcasecmp(v, "auto"))
+        return;
+    if (!strcasecmp(v, "true"))
+        cfg->mode = MODE_TRUE;
+    else if (!strcasecmp(v, "false"))
+        cfg->mode = MODE_FALSE;
+    else
+        log_warn(ENV_PREFIX "ENABLED=%.64s is not true|false|auto; using auto", v);
+}
+
+static void load_buffer_size(struct config *cfg)
+{
+    const char *v = env(ENV_PREFIX "BUFFER_SIZE");
+    cfg->buffer_size = DEFAULT_BUFFER_SIZE;
+    if (!v)
+        return;
+    char *end;
+    unsigned long n = strtoul(v, &end, 10);
+    if (*end || v[0] == '-' || n == 0 || n > MAX_BUFFER_SIZE) {
+        log_warn(ENV_PREFIX "BUFFER_SIZE=%.64s is not a number in 1..%u; using %u", v,
+                 MAX_BUFFER_SIZE, DEFAULT_BUFFER_SIZE);
+        return;
+    }
+    cfg->buffer_size = (uint32_t)n;
+}
+
+static void copy_path(const char *name, char *dst, size_t cap)
+{
+    const char *v = env(name);
+    dst[0] = 0;
+    if (!v)
+        return;
+    if (strlen(v) >= cap) {
+        log_warn("%s is longer than %zu bytes; ignored", name, cap - 1);
+        return;
+    }
+    strcpy(dst, v);
+}
+
+static void exe_basename(const struct config *cfg, char *out, size_t cap)
+{
+    const char *slash = strrchr(cfg->exe_path, '/');
+    const char *base = slash ? slash + 1 : cfg->exe_path;
+    /* precision keeps gcc's truncation check quiet: the result is cut to 128 bytes anyway */
+    snprintf(out, cap, "unknown_service:%.*s", SERVICE_FIELD_MAX, base[0] ? base : "unknown");
+}
+
+/* OTel first, then the Elastic fallbacks (DESIGN §3). */
+static void load_identity(struct config *cfg)
+{
+    const char *attrs = env("OTEL_RESOURCE_ATTRIBUTES");
+    char buf[SERVICE_FIELD_MAX * 4 + 64];
+    const char *v;
+
+    if ((v = env("OTEL_SERVICE_NAME")))
+        copy_field(cfg->service_name, v);
+    else if (attrs && resource_attrs_get(attrs, "service.name", buf, sizeof buf) && buf[0])
+        copy_field(cfg->service_name, buf);
+    else if ((v = env("ELASTIC_APM_SERVICE_NAME")))
+        copy_field(cfg->service_name, v);
+    else {
+        exe_basename(cfg, buf, sizeof buf);
+        copy_field(cfg->service_name, buf);
+    }
+
+    cfg->service_environment[0] = 0;
+    if (attrs && resource_attrs_get(attrs, "deployment.environment.name", buf, sizeof buf) && buf[0])
+        copy_field(cfg->service_environment, buf);
+    else if (attrs && resource_attrs_get(attrs, "deployment.environment", buf, sizeof buf) && buf[0])
+        copy_field(cfg->service_environment, buf);
+    else if ((v = env("ELASTIC_APM_ENVIRONMENT")))
+        copy_field(cfg->service_environment, v);
+
+    cfg->service_version[0] = cfg->service_namespace[0] = 0;
+    if (attrs && resource_attrs_get(attrs, "service.version", buf, sizeof buf))
+        copy_field(cfg->service_version, buf);
+    else if ((v = env("ELASTIC_APM_SERVICE_VERSION")))
+        copy_field(cfg->service_version, v);
+    if (attrs && resource_attrs_get(attrs, "service.namespace", buf, sizeof buf))
+        copy_field(cfg->service_namespace, buf);
+}
+
+static void load_traceparent(struct config *cfg)
+{
+    const char *v = env("TRACEPARENT");
+    cfg->has_traceparent = 0;
+    if (!v)
+        return;
+    if (traceparent_parse(v, &cfg->traceparent) == 0)
+        cfg->has_traceparent = 1;
+    else
+        log_warn("TRACEPARENT=%.64s is not a W3C traceparent; no context taken from it", v);
+}
+
+int glob_list_matches(const char *list, const char *path)
+{
+    char glob[PATH_MAX];
+    const char *p = list;
+    while (*p) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n > 0 && n < sizeof glob) {
+            memcpy(glob, p, n);
+            glob[n] = 0;
+            if (fnmatch(glob, path, 0) == 0)
+                return 1;
+        }
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    return 0;
+}
+
+static void load_selection(struct config *cfg)
+{
+    const char *inc = env("PROFLINK_INCLUDE"), *exc = env("PROFLINK_EXCLUDE");
+    cfg->selected = 1;
+    if (inc && !glob_list_matches(inc, cfg->exe_path))
+        cfg->selected = 0;
+    if (exc && glob_list_matches(exc, cfg->exe_path))
+        cfg->selected = 0;
+}
+
+void config_load(struct config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    load_log_level();
+    ssize_t n = readlink("/proc/self/exe", cfg->exe_path, sizeof cfg->exe_path - 1);
+    cfg->exe_path[n > 0 ? n : 0] = 0;
+    load_selection(cfg);
+    load_mode(cfg);
+    if (!cfg->selected || cfg->mode == MODE_FALSE)
+        return; /* nothing else is needed, and nothing is warned about for an inactive program */
+    load_buffer_size(cfg);
+    copy_path(ENV_PREFIX "SOCKET_DIR", cfg->socket_dir, sizeof cfg->socket_dir);
+    copy_path("PROFLINK_FIFO", cfg->fifo_path, sizeof cfg->fifo_path);
+    cfg->inherit = parse_bool("PROFLINK_INHERIT", 1);
+    cfg->otel_context = parse_bool("PROFLINK_OTEL_CONTEXT", 1);
+    load_identity(cfg);
+    load_traceparent(cfg);
+}

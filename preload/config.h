@@ -1,0 +1,47 @@
+/* config.h — what the environment asks of proflink (DESIGN §3), read once per process image.
+ * Every variable is read with secure_getenv; a bad value warns and falls back to the default. */
+#ifndef PROFLINK_CONFIG_H
+#define PROFLINK_CONFIG_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "ids.h"
+
+enum profiling_mode { MODE_AUTO, MODE_TRUE, MODE_FALSE };
+
+/* The apmint reader rejects a process whose service name is longer than this. */
+#define SERVICE_FIELD_MAX 128
+#define DEFAULT_BUFFER_SIZE 8096
+#define MAX_BUFFER_SIZE (1u << 20)
+
+struct config {
+    enum profiling_mode mode;
+    int selected;     /* PROFLINK_INCLUDE/EXCLUDE let this program activate */
+    int inherit;      /* PROFLINK_INHERIT */
+    int otel_context; /* PROFLINK_OTEL_CONTEXT */
+    uint32_t buffer_size;
+    char socket_dir[PATH_MAX]; /* configured dir, "" = default ($TMPDIR, else /tmp) */
+    char fifo_path[PATH_MAX];  /* "" = off */
+    char service_name[SERVICE_FIELD_MAX + 1];
+    char service_environment[SERVICE_FIELD_MAX + 1];
+    char service_version[SERVICE_FIELD_MAX + 1];
+    char service_namespace[SERVICE_FIELD_MAX + 1];
+    char exe_path[PATH_MAX]; /* readlink /proc/self/exe, "" if unknown */
+    int has_traceparent;     /* TRACEPARENT was present and well formed */
+    struct trace_ctx traceparent;
+};
+
+/* Fills *cfg from the environment. Never fails: every problem is a warning and a default. */
+void config_load(struct config *cfg);
+
+/* The configuration of the running process image (loaded by the constructor). */
+extern struct config proflink_config;
+
+/* Cuts s in place to at most max bytes without splitting a UTF-8 sequence. */
+void utf8_truncate(char *s, size_t max);
+
+/* fnmatch-style glob lists "a,b,c": 1 if any glob matches path. */
+int glob_list_matches(const char *list, const char *path);
+
+#endif

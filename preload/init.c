@@ -1,0 +1,151 @@
+/* init.c — starting proflink in a process (constructor, proflink_init, fork child) and cleaning
+ * up at exit. Order matters and is the contract's: socket first, then the storage that names
+ * it, then the pointer (process_storage.c), so a profiler attaching at any instant sees either
+ * nothing or a complete, usable block. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "export.h"
+#include "hooks.h"
+#include "log.h"
+#include "otel_process_ctx.h"
+#include "process_storage.h"
+#include "proflink.h"
+#include "reader.h"
+#include "runtime.h"
+#include "socket.h"
+#include "stats.h"
+#include "thread_records.h"
+
+static _Atomic int active;
+static _Atomic int started; /* runtime_start ran (whatever its outcome) */
+static pid_t owner_pid;     /* the process that created socket_path */
+static char socket_path[SOCKET_PATH_MAX + 1];
+static char socket_dir[SOCKET_PATH_MAX + 1];
+
+/* Relaxed: "active" only gates whether to do work; every structure it guards was published
+ * before it was set, by this same thread, before any other thread could have been created by
+ * the program (constructor) — or is reached through pointers published with release stores. */
+int runtime_active(void) { return atomic_load_explicit(&active, memory_order_relaxed); }
+
+const char *runtime_socket_path(void) { return socket_path; }
+
+/* Socket + storage (+ OTel context). On failure nothing is left behind. */
+static int publish_process(const struct config *cfg)
+{
+    const char *dir;
+    int fd = socket_create(cfg, socket_path, &dir);
+    if (fd < 0) {
+        log_error("no usable socket directory; profiler correlation disabled for this process");
+        socket_path[0] = 0;
+        return -1;
+    }
+    snprintf(socket_dir, sizeof socket_dir, "%s", dir);
+    owner_pid = getpid();
+    if (process_storage_publish(cfg, socket_path) != 0) {
+        log_error("out of memory; profiler correlation disabled for this process");
+        unlink(socket_path);
+        close(fd);
+        socket_path[0] = 0;
+        return -1;
+    }
+    if (cfg->otel_context)
+        otel_process_ctx_publish(cfg); /* optional protocol: a failure is logged there */
+    return fd;
+}
+
+static int start_once(void)
+{
+    struct config *cfg = &proflink_config;
+    config_load(cfg);
+    if (!cfg->selected) {
+        log_debug("%s is not selected by PROFLINK_INCLUDE/EXCLUDE", cfg->exe_path);
+        return -1;
+    }
+    if (cfg->mode == MODE_FALSE)
+        return -1;
+    if (thread_records_init(cfg->otel_context) != 0) {
+        log_error("cannot create a thread key; profiler correlation disabled");
+        return -1;
+    }
+    int fd = publish_process(cfg);
+    if (fd < 0)
+        return -1;
+    atomic_store_explicit(&active, 1, memory_order_release);
+    thread_block_self_or_create(); /* the main thread is a thread proflink sees */
+    hooks_install_fork_handlers();
+    reader_start(fd);
+    socket_cleanup_stale(socket_dir, socket_path);
+    log_info("active: service %s, socket %s", cfg->service_name, socket_path);
+    return 0;
+}
+
+int runtime_start(void)
+{
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&started, &expected, 1))
+        return runtime_active() ? 0 : -1;
+    return start_once();
+}
+
+void runtime_fork_prepare(void)
+{
+    if (runtime_active())
+        reader_fork_prepare();
+}
+
+void runtime_fork_parent(void)
+{
+    if (runtime_active())
+        reader_fork_parent();
+}
+
+/* Runs in the child before fork() returns there, single-threaded. The parent's socket fd was
+ * inherited: it is closed here, or the child would steal the parent's messages. */
+void runtime_fork_child(void)
+{
+    if (!runtime_active())
+        return;
+    reader_fork_child();
+    stats_reset();
+    const struct config *cfg = &proflink_config;
+    const char *dir;
+    int fd = socket_create(cfg, socket_path, &dir);
+    if (fd < 0 || process_storage_publish(cfg, socket_path) != 0) {
+        log_error("fork child: cannot publish its own socket; correlation disabled in pid %d",
+                  (int)getpid());
+        if (fd >= 0) {
+            unlink(socket_path);
+            close(fd);
+        }
+        socket_path[0] = 0;
+        process_storage_unpublish();
+        atomic_store_explicit(&active, 0, memory_order_relaxed);
+        return;
+    }
+    owner_pid = getpid();
+    if (cfg->otel_context)
+        otel_process_ctx_after_fork(cfg);
+    reader_start(fd);
+}
+
+__attribute__((constructor)) static void proflink_constructor(void)
+{
+#ifndef PROFLINK_STATIC
+    runtime_start();
+#endif
+}
+
+/* exit(): remove our socket file. Only the process that created it: a fork child that exits
+ * runs this too, with its own path. _exit and kill leave the file for socket_cleanup.c. */
+__attribute__((destructor)) static void proflink_destructor(void)
+{
+    if (socket_path[0] && owner_pid == getpid())
+        unlink(socket_path);
+}
+
+PROFLINK_EXPORT int proflink_init(void) { return runtime_start(); }

@@ -1,0 +1,31 @@
+/* otel_process_ctx.h — the OpenTelemetry process context (OTEP 4719, DESIGN §1c): a mapping named
+ * OTEL_CTX whose 32-byte header points at a protobuf ProcessContext describing this process
+ * (resource attributes, plus the thread-context schema of §1d in the extra attributes), found by
+ * out-of-process readers such as the OpenTelemetry eBPF profiler through /proc/PID/maps.
+ *
+ * None of these functions is meant to be called concurrently with another of them: a call that
+ * finds one already running returns -1 without waiting. All of them preserve errno and never
+ * abort. With cfg->otel_context == 0 they do nothing and return 0. */
+#ifndef PROFLINK_OTEL_PROCESS_CTX_H
+#define PROFLINK_OTEL_PROCESS_CTX_H
+
+struct config; /* config.h */
+
+/* Create the OTEL_CTX mapping and publish the payload for this process (with a new random
+ * service.instance.id). If this process already published one, republishes it in place
+ * (otel_process_ctx_update). 0 ok, -1 failed (logged once, nothing left mapped). */
+int otel_process_ctx_publish(const struct config *cfg);
+
+/* In a fork child (called from a pthread_atfork child handler, single-threaded): the parent's
+ * mapping is gone (MADV_DONTFORK); publish a new one with a NEW service.instance.id. Does not
+ * allocate or re-read the environment when the parent had published: the child reuses the
+ * parent's encoded payload and only replaces the instance id. 0 ok, -1 failed. */
+int otel_process_ctx_after_fork(const struct config *cfg);
+
+/* Republish the payload in place (same mapping, same service.instance.id, attributes re-read
+ * from cfg and OTEL_RESOURCE_ATTRIBUTES) with the update protocol: timestamp 0, fence, swap the
+ * payload, fence, new strictly greater timestamp, prctl again. Publishes from scratch if this
+ * process has no context yet. 0 ok, -1 failed (the previous context, if any, stays valid). */
+int otel_process_ctx_update(const struct config *cfg);
+
+#endif

@@ -1,0 +1,55 @@
+/* process_storage.c — see process_storage.h. */
+#include "process_storage.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "export.h"
+
+PROFLINK_EXPORT void *elastic_apm_profiling_correlation_process_storage_v1;
+
+static uint8_t *put_u32(uint8_t *p, uint32_t v)
+{
+    memcpy(p, &v, 4);
+    return p + 4;
+}
+
+static uint8_t *put_str(uint8_t *p, const char *s)
+{
+    uint32_t n = (uint32_t)strlen(s);
+    p = put_u32(p, n);
+    memcpy(p, s, n);
+    return p + n;
+}
+
+/* Publication is a release store; the profiler reads the block from another process only after
+ * it has seen the pointer, and ptrace/process_vm_readv see our stores in program order once the
+ * pointer store is visible. */
+static void swap_pointer(void *block)
+{
+    void *old = __atomic_exchange_n(&elastic_apm_profiling_correlation_process_storage_v1, block,
+                                    __ATOMIC_ACQ_REL);
+    free(old);
+}
+
+int process_storage_publish(const struct config *cfg, const char *socket_path)
+{
+    size_t size = 2 + 3 * 4 + strlen(cfg->service_name) + strlen(cfg->service_environment) +
+                  strlen(socket_path);
+    uint8_t *block = malloc(size);
+    if (!block)
+        return -1;
+    uint16_t minor = 1;
+    memcpy(block, &minor, 2);
+    uint8_t *p = block + 2;
+    p = put_str(p, cfg->service_name);
+    p = put_str(p, cfg->service_environment);
+    put_str(p, socket_path);
+    swap_pointer(block);
+    return 0;
+}
+
+void process_storage_unpublish(void) { swap_pointer(NULL); }

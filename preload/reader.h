@@ -1,0 +1,19 @@
+/* reader.h — the "proflink-reader" thread: receives the profiler's datagrams, delivers them
+ * (callback, FIFO) and releases deferred transactions when their delay has passed. */
+#ifndef PROFLINK_READER_H
+#define PROFLINK_READER_H
+
+/* Starts the reader on sock_fd (owned by the reader from now on). Called by the constructor
+ * and, with a new socket, in a fork child. 0 ok, -1 failed (logged; proflink stays active
+ * without message intake). */
+int reader_start(int sock_fd);
+
+/* Fork: prepare takes every lock the reader's data uses so the child gets them consistent;
+ * parent releases them; child releases them, discards the parent's in-flight state (the
+ * parent delivers its own transactions) and closes the inherited socket fd (or the child would
+ * steal the parent's messages). The child has no reader thread until reader_start runs again. */
+void reader_fork_prepare(void);
+void reader_fork_parent(void);
+void reader_fork_child(void);
+
+#endif

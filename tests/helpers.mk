@@ -1,0 +1,27 @@
+# Test helpers: every tests/helpers/NAME.c becomes build/tests/NAME. They are ordinary programs
+# that know nothing of proflink unless their name starts with api_ (those call the API through
+# dlsym or link -lproflink). Built with ASan/UBSan unless they run under the preload (ASan must
+# be the first preloaded object, so those are built plain): names in HELPERS_PLAIN.
+HELPER_SRCS   := $(sort $(wildcard tests/helpers/*.c))
+HELPER_BINS   := $(patsubst tests/helpers/%.c,$(BUILD)/tests/%,$(HELPER_SRCS))
+HELPER_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -Iinclude -Ipreload -pthread
+SANITIZE      := -fsanitize=address,undefined -fno-omit-frame-pointer
+
+.PHONY: test-helpers
+test-helpers: $(HELPER_BINS)
+
+# Helpers that run as the target of a preload test are built without sanitizers (see above);
+# the others (senders, readers, unit drivers) with them.
+$(BUILD)/tests/%: tests/helpers/%.c $(LIB_HDRS) | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(CC) $(HELPER_CFLAGS) $(if $(filter target_% api_%,$*),,$(SANITIZE)) -o $@ $< $(HELPER_LIBS_$*) -ldl
+
+# The same target programs linked against musl, for the musl variant of the behavioural suites.
+MUSL_TARGETS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/musl/%,$(filter tests/helpers/target_% tests/helpers/api_%,$(HELPER_SRCS)))
+ifneq ($(MUSL_CC),)
+test-helpers: $(MUSL_TARGETS)
+endif
+
+$(BUILD)/tests/musl/%: tests/helpers/%.c $(LIB_HDRS) | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(MUSL_CC) $(HELPER_CFLAGS) -o $@ $< $(HELPER_LIBS_$*)
