@@ -38,9 +38,11 @@ const char *runtime_socket_path(void) { return socket_path; }
 static int publish_process(const struct config *cfg)
 {
     const char *dir;
-    int fd = socket_create(cfg, socket_path, &dir);
+    char why[256];
+    int fd = socket_create(cfg, socket_path, &dir, why, sizeof why);
     if (fd < 0) {
-        log_error("no usable socket directory; profiler correlation disabled for this process");
+        log_error("cannot create the profiler socket (%s); correlation disabled in this process",
+                  why);
         socket_path[0] = 0;
         return -1;
     }
@@ -114,7 +116,8 @@ void runtime_fork_child(void)
     stats_reset();
     const struct config *cfg = &proflink_config;
     const char *dir;
-    int fd = socket_create(cfg, socket_path, &dir);
+    char why[256];
+    int fd = socket_create(cfg, socket_path, &dir, why, sizeof why);
     if (fd < 0 || process_storage_publish(cfg, socket_path) != 0) {
         log_error("fork child: cannot publish its own socket; correlation disabled in pid %d",
                   (int)getpid());

@@ -87,16 +87,18 @@ static int create_in(const char *dir, char *path)
     return -1;
 }
 
-int socket_create(const struct config *cfg, char *path, const char **dir_used)
+int socket_create(const struct config *cfg, char *path, const char **dir_used, char *why_out,
+                  size_t why_cap)
 {
     const char *tmpdir = secure_getenv("TMPDIR");
     const char *candidates[3] = {cfg->socket_dir[0] ? cfg->socket_dir : NULL,
                                  tmpdir && tmpdir[0] ? tmpdir : NULL, "/tmp"};
+    const char *why = "no candidate directory";
     for (int i = 0; i < 3; i++) {
         const char *dir = candidates[i];
         if (!dir)
             continue;
-        const char *why = dir_problem(dir);
+        why = dir_problem(dir);
         if (!why) {
             int fd = create_in(dir, path);
             if (fd >= 0) {
@@ -104,12 +106,17 @@ int socket_create(const struct config *cfg, char *path, const char **dir_used)
                 return fd;
             }
             why = strerror(errno);
+            if (errno != EACCES && errno != EROFS && errno != EPERM && errno != ENOSPC) {
+                /* not the directory's fault (no fd, no memory): another one will not help */
+                snprintf(why_out, why_cap, "%s", why);
+                return -1;
+            }
         }
-        /* A default we fall through silently would surprise nobody; a configured one would. */
-        if (i == 0 || (i == 1 && !candidates[0]))
-            log_warn("socket dir %.200s: %s; trying the next one", dir, why);
-        else
-            log_warn("socket dir %.200s: %s", dir, why);
+        snprintf(why_out, why_cap, "%.200s: %s", dir, why);
+        /* Only a directory the user configured deserves a warning of its own when we move on:
+         * a default that does not work is simply not used. */
+        if (i == 0 && (candidates[1] || candidates[2]))
+            log_warn("socket dir %s; using the default instead", why_out);
     }
     return -1;
 }

@@ -15,8 +15,9 @@ struct config;
 
 /* Creates, binds and chmods the socket in the first usable directory among the configured one,
  * $TMPDIR and /tmp (warning on each fallback). Non-blocking, close-on-exec.
- * Fills path (SOCKET_PATH_MAX + 1 bytes). Returns the fd, or -1 (logged). */
-int socket_create(const struct config *cfg, char *path, const char **dir_used);
+ * Fills path (SOCKET_PATH_MAX + 1 bytes). Returns the fd, or -1 with the last reason in why. */
+int socket_create(const struct config *cfg, char *path, const char **dir_used, char *why,
+                  size_t why_cap);
 
 /* Removes socket files left by dead proflink processes of our uid in dir (see socket_cleanup.c). */
 void socket_cleanup_stale(const char *dir, const char *own_path);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 typedef int (*set_tp_fn)(const char *, const char *);
@@ -16,11 +17,12 @@ typedef void (*clear_fn)(void);
 static set_tp_fn set_tp;
 static const char *tp, *txn;
 static unsigned seconds;
+static int child_sets = 1;
 
 static void *thread_main(void *arg)
 {
     (void)arg;
-    if (set_tp)
+    if (set_tp && child_sets)
         set_tp(tp, txn);
     sleep(seconds * 2 + 1);
     return NULL;
@@ -31,6 +33,7 @@ int main(int argc, char **argv)
     tp = argc > 1 ? argv[1] : "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
     txn = argc > 2 && argv[2][0] ? argv[2] : NULL;
     seconds = argc > 3 ? (unsigned)atoi(argv[3]) : 2;
+    child_sets = !(argc > 4 && !strcmp(argv[4], "noset"));
     set_tp = (set_tp_fn)dlsym(RTLD_DEFAULT, "proflink_set_traceparent");
     get_fn get = (get_fn)dlsym(RTLD_DEFAULT, "proflink_get_trace");
     clear_fn clear = (clear_fn)dlsym(RTLD_DEFAULT, "proflink_clear_trace");

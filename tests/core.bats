@@ -1,0 +1,190 @@
+#!/usr/bin/env bats
+# variants: glibc musl
+# The preload core as the apmint profiler sees it from outside: every check goes through
+# proflink-inspect, which reads /proc/PID/maps, the ELF, /proc/PID/mem and thread pointers.
+load helpers
+
+TP_TRACE=0af7651916cd43dd8448eb211c80319c
+TP_SPAN=b7ad6b7169203331
+TP="00-$TP_TRACE-$TP_SPAN-01"
+
+setup() { setup_sockdir; }
+teardown() { stop_target; rm -rf "$SOCKDIR"; }
+
+@test "an unmodified multi-threaded program is attachable, with storage and a record per thread" {
+    start_target "$HELPERS/target_threads" 4 10
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
+    inspect_json "$TARGET_PID"
+    [ "$(jget 'j["attachable"]')" = true ]
+    [ "$(jget 'j["storage"]["minor"]')" = 1 ]
+    [ "$(jget 'j["storage"]["service_name"]')" = unknown_service:target_threads ]
+    [ "$(jget 'j["storage"]["service_environment"]')" = "" ]
+    path=$(jget 'j["storage"]["socket_path"]')
+    [[ "$path" == "$SOCKDIR"/proflink-"$TARGET_PID"-*.sock ]]
+    [ "${#path}" -le 85 ]
+    [ "$(stat -c '%a %u %F' "$path")" = "600 $(id -u) socket" ]
+    # main thread + 4 workers, each with a valid record and no trace
+    [ "$(jget 'sum(1 for t in j["threads"] if t["apm"] and t["apm"]["valid"] == 1 and t["apm"]["trace_present"] == 0)')" -ge 5 ]
+    [ "$(jget 'sum(1 for t in j["threads"] if t["comm"].startswith("worker-") and t["apm"])')" = 4 ]
+}
+
+@test "python3 and bash started under the library are attachable" {
+    [ "$VARIANT" = glibc ] || skip "python3 and bash are glibc programs"
+    start_target /usr/bin/python3 -c 'import time; time.sleep(10)'
+    inspect_json "$TARGET_PID"
+    [ "$(jget 'j["attachable"]')" = true ]
+    [[ "$(jget 'j["storage"]["service_name"]')" == unknown_service:python3* ]]
+    stop_target
+    OTEL_SERVICE_NAME=batch start_target /bin/bash -c 'sleep 10; true'
+    inspect_json "$TARGET_PID"
+    [ "$(jget 'j["storage"]["service_name"]')" = batch ]
+}
+
+@test "service name and environment come from OTel, then Elastic variables" {
+    OTEL_RESOURCE_ATTRIBUTES='service.name=from-attrs,deployment.environment.name=prod%2Ceu' \
+        start_target "$HELPERS/target_threads" 1 10
+    inspect_json "$TARGET_PID" --no-threads
+    [ "$(jget 'j["storage"]["service_name"]')" = from-attrs ]
+    [ "$(jget 'j["storage"]["service_environment"]')" = prod,eu ]
+    stop_target
+    OTEL_SERVICE_NAME=otel-name ELASTIC_APM_SERVICE_NAME=elastic-name ELASTIC_APM_ENVIRONMENT=staging \
+        start_target "$HELPERS/target_threads" 1 10
+    inspect_json "$TARGET_PID" --no-threads
+    [ "$(jget 'j["storage"]["service_name"]')" = otel-name ]
+    [ "$(jget 'j["storage"]["service_environment"]')" = staging ]
+    stop_target
+    ELASTIC_APM_SERVICE_NAME=elastic-name start_target "$HELPERS/target_threads" 1 10
+    inspect_json "$TARGET_PID" --no-threads
+    [ "$(jget 'j["storage"]["service_name"]')" = elastic-name ]
+}
+
+@test "a service name over 128 bytes is cut on a UTF-8 boundary, and the profiler still attaches" {
+    long=$(printf 'é%.0s' $(seq 100)) # 200 bytes of 2-byte characters
+    OTEL_SERVICE_NAME="x$long" start_target "$HELPERS/target_threads" 1 10
+    inspect_json "$TARGET_PID" --no-threads
+    [ "$(jget 'j["attachable"]')" = true ]
+    name=$(jget 'j["storage"]["service_name"]')
+    [ "$(printf %s "$name" | wc -c)" = 127 ] # "x" + 63 whole "é"; the 64th would pass 128
+    printf %s "$name" | iconv -f UTF-8 -t UTF-8 >/dev/null
+}
+
+@test "TRACEPARENT: the main thread and every thread it creates carry that trace" {
+    TRACEPARENT=$TP start_target "$HELPERS/target_threads" 3 10
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
+    inspect_json "$TARGET_PID"
+    # every thread of the program; proflink's own reader thread has no record, by design
+    n=$(jget 'len([t for t in j["threads"] if t["comm"] != "proflink-reader"])')
+    [ "$n" = 4 ]
+    [ "$(jget '[t["apm"] for t in j["threads"] if t["comm"] == "proflink-reader"]')" = "[null]" ]
+    [ "$(jget "sum(1 for t in j['threads'] if t['apm'] and t['apm']['trace_present'] == 1 and t['apm']['trace_id'] == '$TP_TRACE' and t['apm']['span_id'] == '$TP_SPAN' and t['apm']['transaction_id'] == '$TP_SPAN' and t['apm']['trace_flags'] == 1)")" = "$n" ]
+}
+
+@test "a malformed TRACEPARENT warns once and gives no context; output and status unchanged" {
+    TRACEPARENT=00-nothex-zz-01 start_target "$HELPERS/target_threads" 1 1
+    wait "$TARGET_PID"; rc=$?; TARGET_PID=
+    [ "$rc" = 0 ]
+    [ "$(grep -c 'proflink: TRACEPARENT' "$BATS_TEST_TMPDIR/target.err")" = 1 ]
+    grep -q '^done$' "$BATS_TEST_TMPDIR/target.out"
+}
+
+@test "inheritance: a new thread starts with its creator's context, or none with PROFLINK_INHERIT=0" {
+    start_target "$HELPERS/api_switch" "$TP" 1111111111111111 3 noset
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
+    grep -q "^get 1 $TP_TRACE 1111111111111111 01" "$BATS_TEST_TMPDIR/target.out"
+    inspect_json "$TARGET_PID"
+    # the second thread never called the API: its context is the one inherited at creation
+    [ "$(jget "sum(1 for t in j['threads'] if t['apm'] and t['apm']['trace_present'] == 1 and t['apm']['trace_id'] == '$TP_TRACE' and t['apm']['transaction_id'] == '1111111111111111')")" = 2 ]
+    stop_target
+    PROFLINK_INHERIT=0 start_target "$HELPERS/api_switch" "$TP" 1111111111111111 3 noset
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
+    inspect_json "$TARGET_PID"
+    [ "$(jget "sum(1 for t in j['threads'] if t['apm'] and t['apm']['trace_present'] == 1)")" = 1 ]
+    [ "$(jget "sum(1 for t in j['threads'] if t['apm'] and t['apm']['trace_present'] == 0)")" = 1 ]
+}
+
+@test "TRACEPARENT is process-wide: with PROFLINK_INHERIT=0 new threads still start in it" {
+    PROFLINK_INHERIT=0 TRACEPARENT=$TP start_target "$HELPERS/target_threads" 2 10
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
+    inspect_json "$TARGET_PID"
+    [ "$(jget "sum(1 for t in j['threads'] if t['apm'] and t['apm']['trace_present'] == 1 and t['apm']['trace_id'] == '$TP_TRACE')")" = 3 ]
+}
+
+@test "a thread's context is its own: clearing the main thread's leaves the other thread's" {
+    start_target "$HELPERS/api_switch" "$TP" "" 3
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^cleared'
+    inspect_json "$TARGET_PID"
+    [ "$(jget "[t['apm']['trace_present'] for t in j['threads'] if t['tid'] == $TARGET_PID][0]")" = 0 ]
+    [ "$(jget "[t['apm']['trace_present'] for t in j['threads'] if t['tid'] != $TARGET_PID and t['apm']][0]")" = 1 ]
+}
+
+@test "clear: the record stays valid with no trace present" {
+    start_target "$HELPERS/api_switch" "$TP" "" 1
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^cleared'
+    inspect_json "$TARGET_PID"
+    [ "$(jget "[[t['apm']['valid'], t['apm']['trace_present']] for t in j['threads'] if t['tid'] == $TARGET_PID][0]")" = "[1, 0]" ]
+}
+
+@test "fork: the child has its own socket and storage, the parent's stay valid" {
+    start_target "$HELPERS/target_fork" 10
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^child'
+    child=$(sed -n 's/^child //p' "$BATS_TEST_TMPDIR/target.out")
+    inspect_json "$TARGET_PID"
+    parent_path=$(jget 'j["storage"]["socket_path"]')
+    [ "$(jget 'j["attachable"]')" = true ]
+    wait_attachable "$child"
+    inspect_json "$child"
+    [ "$(jget 'j["attachable"]')" = true ]
+    child_path=$(jget 'j["storage"]["socket_path"]')
+    [ "$child_path" != "$parent_path" ]
+    [[ "$child_path" == "$SOCKDIR"/proflink-"$child"-*.sock ]]
+    [ -S "$parent_path" ] && [ -S "$child_path" ]
+    # the child's thread got a record too
+    [ "$(jget 'sum(1 for t in j["threads"] if t["apm"])')" = 2 ]
+}
+
+@test "exit removes the socket file; a killed process's file is removed by the next one" {
+    LD_PRELOAD=$LIB "$HELPERS/target_threads" 1 0.2 >/dev/null
+    [ -z "$(ls "$SOCKDIR")" ]
+    start_target "$HELPERS/target_threads" 1 10
+    path=$(ls "$SOCKDIR"/proflink-*.sock)
+    kill -9 "$TARGET_PID"; wait "$TARGET_PID" || true; TARGET_PID=
+    [ -S "$path" ]
+    start_target "$HELPERS/target_threads" 1 10
+    [ ! -e "$path" ]
+    [ "$(ls "$SOCKDIR" | wc -l)" = 1 ]
+}
+
+@test "stale cleanup never touches a live socket, another uid's file or a foreign name" {
+    start_target "$HELPERS/target_threads" 1 10
+    live=$(ls "$SOCKDIR"/proflink-*.sock)
+    first=$TARGET_PID
+    # a foreign file with our prefix and a dead pid, but not a socket
+    touch "$SOCKDIR/proflink-999999-00000000.sock"
+    LD_PRELOAD=$LIB "$HELPERS/target_threads" 1 0.2 >/dev/null
+    [ -S "$live" ]
+    [ -f "$SOCKDIR/proflink-999999-00000000.sock" ]
+    kill "$first"
+}
+
+@test "ENABLED=false: no socket, no storage, no records, API calls are no-ops" {
+    ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=false \
+        LD_PRELOAD=$LIB "$HELPERS/api_switch" "$TP" "" 3 >"$BATS_TEST_TMPDIR/out" &
+    TARGET_PID=$!
+    wait_for_line "$BATS_TEST_TMPDIR/out" '^ready'
+    [ -z "$(ls "$SOCKDIR")" ]
+    run "$INSPECT" --json "$TARGET_PID"
+    [ "$status" -ne 0 ]
+    echo "$output" >"$BATS_TEST_TMPDIR/inspect.json"
+    [ "$(jget 'j["attachable"]')" = false ]
+    [ "$(jget 'sum(1 for t in j.get("threads") or [] if t["apm"])')" = 0 ]
+    grep -q '^get -1' "$BATS_TEST_TMPDIR/out" # proflink_get_trace reports "disabled"
+}
+
+@test "an excluded program creates nothing" {
+    PROFLINK_EXCLUDE='*/target_*' LD_PRELOAD=$LIB "$HELPERS/target_threads" 1 0.3 >/dev/null
+    [ -z "$(ls "$SOCKDIR")" ]
+    PROFLINK_INCLUDE='*/nothing-like-this' LD_PRELOAD=$LIB "$HELPERS/target_threads" 1 0.3 >/dev/null
+    [ -z "$(ls "$SOCKDIR")" ]
+    PROFLINK_INCLUDE='*/target_threads' start_target "$HELPERS/target_threads" 1 5
+    [ -n "$(ls "$SOCKDIR")" ]
+}

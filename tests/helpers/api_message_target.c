@@ -1,0 +1,302 @@
+/* api_message_target — a "tracer" driving the message side of the API through dlsym (so it
+ * also runs without proflink), one command per line on stdin, one result per line on stdout.
+ * Every line is written with one write(), so lines from the reader thread and the main thread
+ * never mix. Times are milliseconds since start on CLOCK_MONOTONIC.
+ *
+ *   cb | nocb | cb-count          print each message / remove the callback / only count them
+ *   end TRACE32 TXN16 FLAGS TAG   proflink_end_transaction: "ended TAG rc=R t=T"; then, when
+ *                                 delivered: "txn TAG t=T thread=NAME caller=0|1 n=N ids=ID:C,…"
+ *                                 (ids sorted, base64url)
+ *   endn N FLAGS PREFIX           N transactions (trace id from PREFIX's index): "endn PREFIX
+ *                                 deferred=D now=I"; each delivery prints a txn line PREFIX-i
+ *   stats | delay | host | count  proflink_get_stats / _samples_delay_ms / _host_id / callbacks
+ *   fork SECS                     fork; the child prints "child pid=P", serves no commands,
+ *                                 lives SECS seconds, prints "child-stats …" and exits 0; the
+ *                                 parent prints "forked child=P"
+ *   waitchild                     "child-exit status=S"
+ *   sleep MS | quit
+ * At start: "ready pid=P api=0|1". At EOF or quit: "bye" and exit 0. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proflink.h"
+
+static void (*set_cb)(proflink_message_fn, void *);
+static int (*end_txn)(const uint8_t *, const uint8_t *, uint8_t, proflink_transaction_fn,
+                      void *);
+static int (*get_stats)(proflink_stats *, size_t);
+static uint32_t (*delay_ms)(void);
+static size_t (*host_id)(char *, size_t);
+
+static struct timespec t0;
+static pthread_t main_thread;
+static _Atomic unsigned long cb_count;
+static pid_t child;
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (ts.tv_sec - t0.tv_sec) * 1e3 + (ts.tv_nsec - t0.tv_nsec) / 1e6;
+}
+
+static void out(const char *fmt, ...)
+{
+    char line[16384];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if (n > (int)sizeof line - 2)
+        n = (int)sizeof line - 2;
+    line[n++] = '\n';
+    for (int off = 0; off < n;) {
+        ssize_t w = write(1, line + off, (size_t)(n - off));
+        if (w <= 0)
+            return;
+        off += (int)w;
+    }
+}
+
+static void hex(const uint8_t *b, size_t n, char *o)
+{
+    for (size_t i = 0; i < n; i++)
+        sprintf(o + 2 * i, "%02x", b[i]);
+}
+
+static int unhex(const char *s, uint8_t *b, size_t n)
+{
+    if (!s || strlen(s) != 2 * n)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        unsigned v;
+        if (sscanf(s + 2 * i, "%2x", &v) != 1)
+            return -1;
+        b[i] = (uint8_t)v;
+    }
+    return 0;
+}
+
+static void b64url(const uint8_t *in, char *o) /* 16 bytes → 22 chars + NUL */
+{
+    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    size_t k = 0;
+    for (int i = 0; i < 15; i += 3) {
+        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+        o[k++] = a[v >> 18], o[k++] = a[(v >> 12) & 63], o[k++] = a[(v >> 6) & 63],
+        o[k++] = a[v & 63];
+    }
+    o[k++] = a[in[15] >> 2];
+    o[k++] = a[(in[15] & 3) << 4];
+    o[k] = 0;
+}
+
+static void print_message(const proflink_message *m, void *user)
+{
+    (void)user;
+    atomic_fetch_add(&cb_count, 1);
+    char name[32] = "";
+    prctl(PR_GET_NAME, name, 0, 0, 0);
+    if (m->type == PROFLINK_MSG_CORRELATION) {
+        char t[33], x[17], s[23];
+        hex(m->u.correlation.trace_id, 16, t);
+        hex(m->u.correlation.transaction_id, 8, x);
+        b64url(m->u.correlation.stack_trace_id, s);
+        out("msg correlation pid=%d minor=%u trace=%s txn=%s stack=%s count=%u thread=%s",
+            (int)getpid(), m->minor, t, x, s, m->u.correlation.count, name);
+    } else {
+        char h[2048];
+        size_t n = m->u.registration.host_id_len;
+        if (n > sizeof h / 2 - 1)
+            n = sizeof h / 2 - 1;
+        if (m->u.registration.host_id)
+            hex((const uint8_t *)m->u.registration.host_id, n, h);
+        else
+            strcpy(h, "-");
+        out("msg registration pid=%d minor=%u delay=%u host_len=%zu host_hex=%s thread=%s",
+            (int)getpid(), m->minor, m->u.registration.samples_delay_ms,
+            m->u.registration.host_id_len, n ? h : m->u.registration.host_id ? "" : "-", name);
+    }
+}
+
+static void count_message(const proflink_message *m, void *user)
+{
+    (void)m;
+    (void)user;
+    atomic_fetch_add(&cb_count, 1);
+}
+
+static int cmp_ids(const void *a, const void *b)
+{
+    return memcmp(a, b, 16);
+}
+
+static void on_txn(const uint8_t trace_id[16], const uint8_t transaction_id[8],
+                   const proflink_stack_count *ids, size_t n, void *user)
+{
+    (void)trace_id;
+    (void)transaction_id;
+    char name[32] = "";
+    prctl(PR_GET_NAME, name, 0, 0, 0);
+    proflink_stack_count *sorted = malloc((n ? n : 1) * sizeof *sorted);
+    char *list = malloc(n * 40 + 2);
+    size_t k = 0;
+    if (!sorted || !list)
+        abort();
+    memcpy(sorted, ids, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, cmp_ids);
+    list[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        char s[23];
+        b64url(sorted[i].stack_trace_id, s);
+        k += (size_t)sprintf(list + k, "%s%s:%u", i ? "," : "", s, sorted[i].count);
+    }
+    out("txn %s t=%.3f thread=%s caller=%d n=%zu ids=%s", (const char *)user, now_ms(), name,
+        pthread_equal(pthread_self(), main_thread) ? 1 : 0, n, list);
+    free(sorted);
+    free(list);
+}
+
+static void print_stats(const char *prefix)
+{
+    proflink_stats s;
+    int rc = get_stats ? get_stats(&s, sizeof s) : -2;
+    if (rc == -2) {
+        out("%s noapi", prefix);
+        return;
+    }
+    out("%s rc=%d messages_received=%llu correlations=%llu registrations=%llu "
+        "discarded_truncated=%llu discarded_oversized=%llu ignored_unknown_type=%llu "
+        "fifo_records=%llu fifo_drops=%llu transactions_deferred=%llu "
+        "transactions_immediate=%llu queue_overflows=%llu ids_evicted=%llu callbacks=%lu",
+        prefix, rc, (unsigned long long)s.messages_received, (unsigned long long)s.correlations,
+        (unsigned long long)s.registrations, (unsigned long long)s.discarded_truncated,
+        (unsigned long long)s.discarded_oversized, (unsigned long long)s.ignored_unknown_type,
+        (unsigned long long)s.fifo_records, (unsigned long long)s.fifo_drops,
+        (unsigned long long)s.transactions_deferred, (unsigned long long)s.transactions_immediate,
+        (unsigned long long)s.queue_overflows, (unsigned long long)s.ids_evicted,
+        atomic_load(&cb_count));
+}
+
+static void end_one(const uint8_t *t, const uint8_t *x, unsigned flags, const char *tag,
+                    int quiet, int *rc_out)
+{
+    char *copy = strdup(tag);
+    double t_end = now_ms();
+    int rc = end_txn ? end_txn(t, x, (uint8_t)flags, on_txn, copy) : -2;
+    if (rc == -2)
+        on_txn(t, x, NULL, 0, copy); /* no proflink: what a tracer would do */
+    if (!quiet)
+        out("ended %s rc=%d t=%.3f", tag, rc, t_end);
+    if (rc_out)
+        *rc_out = rc;
+}
+
+static void run_child(unsigned secs)
+{
+    out("child pid=%d", (int)getpid());
+    struct timespec ts = {secs, 0};
+    nanosleep(&ts, NULL);
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "child-stats pid=%d", (int)getpid());
+    print_stats(prefix);
+    _exit(0);
+}
+
+int main(void)
+{
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    main_thread = pthread_self();
+    set_cb = (void (*)(proflink_message_fn, void *))dlsym(RTLD_DEFAULT,
+                                                          "proflink_set_message_callback");
+    end_txn = (int (*)(const uint8_t *, const uint8_t *, uint8_t, proflink_transaction_fn,
+                       void *))dlsym(RTLD_DEFAULT, "proflink_end_transaction");
+    get_stats = (int (*)(proflink_stats *, size_t))dlsym(RTLD_DEFAULT, "proflink_get_stats");
+    delay_ms = (uint32_t(*)(void))dlsym(RTLD_DEFAULT, "proflink_samples_delay_ms");
+    host_id = (size_t(*)(char *, size_t))dlsym(RTLD_DEFAULT, "proflink_host_id");
+    out("ready pid=%d api=%d", (int)getpid(), set_cb && end_txn ? 1 : 0);
+
+    char line[1024];
+    while (fgets(line, sizeof line, stdin)) {
+        char *argv[8] = {0};
+        int argc = 0;
+        for (char *tok = strtok(line, " \t\n"); tok && argc < 8; tok = strtok(NULL, " \t\n"))
+            argv[argc++] = tok;
+        if (!argc)
+            continue;
+        const char *c = argv[0];
+        if (!strcmp(c, "cb") || !strcmp(c, "cb-count") || !strcmp(c, "nocb")) {
+            if (set_cb)
+                set_cb(!strcmp(c, "cb") ? print_message : !strcmp(c, "nocb") ? NULL
+                                                                               : count_message,
+                       NULL);
+            out("ok %s", c);
+        } else if (!strcmp(c, "end") && argc == 5) {
+            uint8_t t[16], x[8];
+            if (unhex(argv[1], t, 16) || unhex(argv[2], x, 8)) {
+                out("error bad ids");
+                continue;
+            }
+            end_one(t, x, (unsigned)strtoul(argv[3], NULL, 0), argv[4], 0, NULL);
+        } else if (!strcmp(c, "endn") && argc == 4) {
+            long n = atol(argv[1]);
+            unsigned flags = (unsigned)strtoul(argv[2], NULL, 0);
+            int deferred = 0, now = 0;
+            for (long i = 0; i < n; i++) {
+                uint8_t t[16] = {0xAB}, x[8] = {0xCD};
+                memcpy(t + 8, &i, sizeof i);
+                memcpy(x, &i, sizeof i < 8 ? sizeof i : 8);
+                char tag[96];
+                snprintf(tag, sizeof tag, "%s-%ld", argv[3], i);
+                int rc;
+                end_one(t, x, flags, tag, 1, &rc);
+                if (rc == PROFLINK_DEFERRED)
+                    deferred++;
+                else
+                    now++;
+            }
+            out("endn %s deferred=%d now=%d", argv[3], deferred, now);
+        } else if (!strcmp(c, "stats")) {
+            print_stats("stats");
+        } else if (!strcmp(c, "count")) {
+            out("count %lu", atomic_load(&cb_count));
+        } else if (!strcmp(c, "delay")) {
+            out("delay %d", delay_ms ? (int)delay_ms() : -2);
+        } else if (!strcmp(c, "host")) {
+            char h[300];
+            size_t n = host_id ? host_id(h, sizeof h) : 0;
+            out("host len=%zu id=%s", n, host_id ? h : "");
+        } else if (!strcmp(c, "fork") && argc == 2) {
+            pid_t p = fork();
+            if (p == 0)
+                run_child((unsigned)atoi(argv[1]));
+            child = p;
+            out("forked child=%d", (int)p);
+        } else if (!strcmp(c, "waitchild")) {
+            int status = 0;
+            waitpid(child, &status, 0);
+            out("child-exit status=%d", status);
+        } else if (!strcmp(c, "sleep") && argc == 2) {
+            usleep((useconds_t)atoi(argv[1]) * 1000);
+            out("slept");
+        } else if (!strcmp(c, "quit")) {
+            break;
+        } else {
+            out("error unknown command %s", c);
+        }
+    }
+    out("bye");
+    return 0;
+}

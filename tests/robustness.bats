@@ -1,0 +1,112 @@
+#!/usr/bin/env bats
+# variants: glibc musl
+# Never breaks the host: whatever the environment or the machine does to proflink, the program
+# prints the same, exits the same, and proflink says at most one line about it.
+load helpers
+
+setup() { setup_sockdir; }
+teardown() { rm -rf "$SOCKDIR"; }
+
+# same_as_without CMD… — runs CMD with and without the library; stdout and status must match,
+# and the library may add at most $MAX_LINES (default 1) "proflink:" lines to stderr.
+same_as_without() {
+    local plain_out plain_rc pre_out pre_rc
+    plain_out=$("$@" 2>/dev/null) && plain_rc=0 || plain_rc=$?
+    pre_out=$(LD_PRELOAD=$LIB "$@" 2>"$BATS_TEST_TMPDIR/err") && pre_rc=0 || pre_rc=$?
+    if [ "$plain_out" != "$pre_out" ] || [ "$plain_rc" != "$pre_rc" ]; then
+        echo "differs: [$plain_rc] $plain_out  vs  [$pre_rc] $pre_out" >&2
+        return 1
+    fi
+    local n
+    n=$(grep -c '^proflink:' "$BATS_TEST_TMPDIR/err" || true)
+    if [ "$n" -gt "${MAX_LINES:-1}" ]; then
+        echo "too many proflink lines ($n):" >&2
+        cat "$BATS_TEST_TMPDIR/err" >&2
+        return 1
+    fi
+    grep -v '^proflink:' "$BATS_TEST_TMPDIR/err" >&2 && return 1 || true
+}
+
+prog() { echo "$HELPERS/target_threads" 3 0.05; }
+
+@test "garbage, empty and oversized values of every variable change nothing but a warning" {
+    big=$(head -c 20000 /dev/zero | tr '\0' x)
+    vars=(ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED
+          ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR
+          ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_BUFFER_SIZE
+          OTEL_SERVICE_NAME OTEL_RESOURCE_ATTRIBUTES ELASTIC_APM_SERVICE_NAME
+          ELASTIC_APM_ENVIRONMENT TRACEPARENT PROFLINK_FIFO PROFLINK_INHERIT
+          PROFLINK_OTEL_CONTEXT PROFLINK_LOG PROFLINK_INCLUDE PROFLINK_EXCLUDE)
+    values=("" "garbage" "$big" "-1" "99999999999999999999999" "=,,%zz,a=%,=b" $'\xff\xfe' "[" "../../..")
+    for v in "${vars[@]}"; do
+        for x in "${values[@]}"; do
+            # the FIFO and socket-dir values must not create files outside the test dir
+            case "$v:$x" in PROFLINK_FIFO:*|*SOCKET_DIR:garbage|*SOCKET_DIR:-1) x="$SOCKDIR/sub/$x" ;; esac
+            env "$v=$x" MAX_LINES=2 bash -c "$(declare -f same_as_without); LIB='$LIB' BATS_TEST_TMPDIR='$BATS_TEST_TMPDIR' same_as_without $(prog)" ||
+                { echo "with $v=${x:0:40}" >&2; return 1; }
+        done
+    done
+}
+
+@test "socket dir missing, a file, a symlink, or too long: warn and fall back to the default" {
+    ln -s /tmp "$SOCKDIR/link"
+    touch "$SOCKDIR/file"
+    long=$SOCKDIR/$(head -c 80 /dev/zero | tr '\0' d)
+    mkdir -p "$long"
+    for d in "$SOCKDIR/missing" "$SOCKDIR/file" "$SOCKDIR/link" "$long" relative/dir; do
+        ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR=$d \
+            LD_PRELOAD=$LIB "$HELPERS/target_threads" 1 0.5 >/dev/null 2>"$BATS_TEST_TMPDIR/err" &
+        pid=$!
+        sleep 0.2
+        ls /tmp/proflink-"$pid"-*.sock # fell back to /tmp
+        wait "$pid"
+        grep -q "proflink: socket dir $d" "$BATS_TEST_TMPDIR/err"
+        [ "$(grep -c proflink: "$BATS_TEST_TMPDIR/err")" = 1 ]
+    done
+}
+
+@test "an unwritable socket dir for an unprivileged program: fall back, same output" {
+    command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+    chmod 0755 "$SOCKDIR"
+    cp "$HELPERS/target_threads" "$SOCKDIR/t" && chmod 0755 "$SOCKDIR/t"
+    run setpriv --reuid=65534 --regid=65534 --clear-groups env \
+        ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR="$SOCKDIR" LD_PRELOAD="$LIB" "$SOCKDIR/t" 1 0.1
+    [ "$status" = 0 ]
+    [[ "$output" == *"not writable"* ]]
+    [[ "$output" == *done* ]]
+    [ -z "$(ls "$SOCKDIR" | grep proflink)" ]
+}
+
+@test "no file descriptor for the socket: one error line, program unchanged" {
+    run "$ROOT/build/tests/fail_syscall" socket EMFILE env LD_PRELOAD="$LIB" $(prog)
+    echo "$output"
+    [ "$status" = 0 ]
+    [ "$(echo "$output" | grep -c '^proflink:')" = 1 ]
+    [[ "$output" == *"correlation disabled"* ]]
+    [[ "$output" == *done* ]]
+    [ -z "$(ls "$SOCKDIR")" ]
+}
+
+@test "malloc failing inside proflink: the program runs as without it" {
+    [ "$VARIANT" = glibc ] || skip "the malloc shim uses glibc's __libc_malloc"
+    gcc -shared -fPIC -O1 -DFAILMALLOC_SO -o "$BATS_TEST_TMPDIR/libfailmalloc.so" \
+        "$ROOT/tests/helpers/failmalloc.c" -ldl
+    LIB="$BATS_TEST_TMPDIR/libfailmalloc.so $LIB" same_as_without $(prog)
+    [ -z "$(ls "$SOCKDIR")" ]
+}
+
+@test "disabled: the same program, the same output, nothing created" {
+    ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=false MAX_LINES=0 same_as_without $(prog)
+    [ -z "$(ls "$SOCKDIR")" ]
+}
+
+@test "10,000 short-lived threads: no leak, no invalid access (valgrind)" {
+    [ "$VARIANT" = glibc ] || skip "valgrind runs the glibc variant"
+    command -v valgrind >/dev/null || skip "valgrind is not installed"
+    run env LD_PRELOAD="$LIB" valgrind --error-exitcode=99 --leak-check=full \
+        --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect -q \
+        "$HELPERS/target_churn" 10000 16
+    echo "$output" | tail -30
+    [ "$status" = 0 ]
+    [[ "$output" == *"churned 10000"* ]]
+}
