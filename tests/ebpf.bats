@@ -1,0 +1,80 @@
+#!/usr/bin/env bats
+# variants: glibc musl
+# The profiler's own view: an eBPF `profile` probe that, like the apmint unwinder, reads the
+# thread pointer (task->thread.fsbase), adds the static TLS offset found in the ELF's TLSDESC
+# relocation, follows the pointer and reads the 37-byte record on the sampled CPU. The OTel
+# thread record is read the same way through otel_thread_ctx_v1.
+load helpers
+
+TP_TRACE=0af7651916cd43dd8448eb211c80319c
+TP_SPAN=b7ad6b7169203331
+
+setup() {
+    [ "$(uname -m)" = x86_64 ] || skip "the probe reads fsbase (x86_64)"
+    command -v bpftrace >/dev/null || skip "bpftrace is not installed"
+    timeout 20 bpftrace -e 'BEGIN { exit(); }' >/dev/null 2>&1 || skip "BPF is not available here"
+    setup_sockdir
+}
+teardown() { stop_target; rm -rf "$SOCKDIR"; }
+
+# probe_script OFF OTEL_OFF — a bpftrace program for `profile` samples of pid $1.
+probe_script() {
+    local off=$1 ooff=$2
+    cat <<BT
+profile:hz:199 /pid == \$1/ {
+  \$tp = curtask->thread.fsbase;
+  \$rec = *uptr((uint64 *)(\$tp $( [ "$off" -lt 0 ] && echo "- $((-off))" || echo "+ $off")));
+  \$orec = *uptr((uint64 *)(\$tp $( [ "$ooff" -lt 0 ] && echo "- $((-ooff))" || echo "+ $ooff")));
+  if (\$rec != 0) {
+    printf("apm %d %d %d %d %lx %lx %lx\\n", tid, *uptr((uint8 *)(\$rec + 2)),
+           *uptr((uint8 *)(\$rec + 3)), *uptr((uint8 *)(\$rec + 4)),
+           *uptr((uint64 *)(\$rec + 5)), *uptr((uint64 *)(\$rec + 13)),
+           *uptr((uint64 *)(\$rec + 29)));
+  } else {
+    printf("apm %d null\\n", tid);
+  }
+  if (\$orec != 0) {
+    printf("otel %d %d %lx %lx\\n", tid, *uptr((uint8 *)(\$orec + 24)),
+           *uptr((uint64 *)(\$orec + 0)), *uptr((uint64 *)(\$orec + 8)));
+  } else {
+    printf("otel %d null\\n", tid);
+  }
+}
+interval:s:2 { exit(); }
+BT
+}
+
+# le64 HEX16 — the 8 bytes as bpftrace prints a little-endian u64 (no leading zeros)
+le64() { python3 -c 'import sys; b=bytes.fromhex(sys.argv[1]); print("%x" % int.from_bytes(b, "little"))' "$1"; }
+
+sample() {
+    inspect_json "$TARGET_PID" --no-threads
+    off=$(jget 'j["tls_offset"]')
+    ooff=$(jget 'j["otel_tls_offset"]')
+    probe_script "$off" "$ooff" >"$BATS_TEST_TMPDIR/probe.bt"
+    timeout 60 bpftrace "$BATS_TEST_TMPDIR/probe.bt" "$TARGET_PID" >"$BATS_TEST_TMPDIR/samples" 2>/dev/null
+}
+
+@test "eBPF: every sampled thread of a CPU-bound program shows the TRACEPARENT trace" {
+    TRACEPARENT="00-$TP_TRACE-$TP_SPAN-01" start_target "$HELPERS/target_threads" 2 20 spin
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
+    sample
+    hi=$(le64 "${TP_TRACE:0:16}") lo=$(le64 "${TP_TRACE:16:16}") span=$(le64 "$TP_SPAN")
+    tids=$(awk '$1 == "apm" { print $2 }' "$BATS_TEST_TMPDIR/samples" | sort -u)
+    [ "$(echo "$tids" | wc -w)" -ge 2 ] # both spinning workers were sampled
+    # every apm sample: valid, trace present, sampled flag, the ids
+    ! grep '^apm' "$BATS_TEST_TMPDIR/samples" | grep -v " 1 1 1 $hi $lo $span$"
+    # and the OTel record agrees on every sample
+    ! grep '^otel' "$BATS_TEST_TMPDIR/samples" | grep -v " 1 $hi $lo$"
+    [ "$(grep -c '^otel' "$BATS_TEST_TMPDIR/samples")" -gt 10 ]
+}
+
+@test "eBPF: without a trace, sampled threads have a valid record with no trace present" {
+    start_target "$HELPERS/target_threads" 2 20 spin
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
+    sample
+    [ "$(grep -c '^apm' "$BATS_TEST_TMPDIR/samples")" -gt 10 ]
+    ! grep '^apm' "$BATS_TEST_TMPDIR/samples" | grep -vE '^apm [0-9]+ 1 0 '
+    # no context: the OTel pointer stays NULL
+    ! grep '^otel' "$BATS_TEST_TMPDIR/samples" | grep -v ' null$'
+}
