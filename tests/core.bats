@@ -9,6 +9,31 @@ TP_SPAN=b7ad6b7169203331
 TP="00-$TP_TRACE-$TP_SPAN-01"
 
 setup() { setup_sockdir; }
+
+# The OTel thread record must say what the apmint one says, on every thread (issue: one preload
+# serves old and new readers): same ids and flags, transaction id as key 0, NULL when idle.
+records_agree() {
+    python3 - "$BATS_TEST_TMPDIR/inspect.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+bad = []
+for t in j["threads"]:
+    a, o = t["apm"], t["otel"]
+    if a is None:
+        ok = o is None
+    elif not a["trace_present"]:
+        ok = o is None
+    else:
+        ok = (o is not None and o["valid"] == 1 and o["trace_id"] == a["trace_id"]
+              and o["span_id"] == a["span_id"] and o["trace_flags"] == a["trace_flags"]
+              and o["attributes"].get("local_root_span_id") == a["transaction_id"])
+    if not ok:
+        bad.append(t)
+if bad:
+    print("records disagree:", json.dumps(bad), file=sys.stderr)
+    sys.exit(1)
+PY
+}
 teardown() { stop_target; rm -rf "$SOCKDIR"; }
 
 @test "an unmodified multi-threaded program is attachable, with storage and a record per thread" {
@@ -77,6 +102,7 @@ teardown() { stop_target; rm -rf "$SOCKDIR"; }
     [ "$n" = 4 ]
     [ "$(jget '[t["apm"] for t in j["threads"] if t["comm"] == "proflink-reader"]')" = "[null]" ]
     [ "$(jget "sum(1 for t in j['threads'] if t['apm'] and t['apm']['trace_present'] == 1 and t['apm']['trace_id'] == '$TP_TRACE' and t['apm']['span_id'] == '$TP_SPAN' and t['apm']['transaction_id'] == '$TP_SPAN' and t['apm']['trace_flags'] == 1)")" = "$n" ]
+    records_agree
 }
 
 @test "a malformed TRACEPARENT warns once and gives no context; output and status unchanged" {
@@ -94,12 +120,14 @@ teardown() { stop_target; rm -rf "$SOCKDIR"; }
     inspect_json "$TARGET_PID"
     # the second thread never called the API: its context is the one inherited at creation
     [ "$(jget "sum(1 for t in j['threads'] if t['apm'] and t['apm']['trace_present'] == 1 and t['apm']['trace_id'] == '$TP_TRACE' and t['apm']['transaction_id'] == '1111111111111111')")" = 2 ]
+    records_agree
     stop_target
     PROFLINK_INHERIT=0 start_target "$HELPERS/api_switch" "$TP" 1111111111111111 3 noset
     wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
     inspect_json "$TARGET_PID"
     [ "$(jget "sum(1 for t in j['threads'] if t['apm'] and t['apm']['trace_present'] == 1)")" = 1 ]
     [ "$(jget "sum(1 for t in j['threads'] if t['apm'] and t['apm']['trace_present'] == 0)")" = 1 ]
+    records_agree
 }
 
 @test "TRACEPARENT is process-wide: with PROFLINK_INHERIT=0 new threads still start in it" {
@@ -115,6 +143,7 @@ teardown() { stop_target; rm -rf "$SOCKDIR"; }
     inspect_json "$TARGET_PID"
     [ "$(jget "[t['apm']['trace_present'] for t in j['threads'] if t['tid'] == $TARGET_PID][0]")" = 0 ]
     [ "$(jget "[t['apm']['trace_present'] for t in j['threads'] if t['tid'] != $TARGET_PID and t['apm']][0]")" = 1 ]
+    records_agree
 }
 
 @test "clear: the record stays valid with no trace present" {
@@ -125,7 +154,7 @@ teardown() { stop_target; rm -rf "$SOCKDIR"; }
 }
 
 @test "fork: the child has its own socket and storage, the parent's stay valid" {
-    start_target "$HELPERS/target_fork" 10
+    TRACEPARENT="$TP" start_target "$HELPERS/target_fork" 10
     wait_for_line "$BATS_TEST_TMPDIR/target.out" '^child'
     child=$(sed -n 's/^child //p' "$BATS_TEST_TMPDIR/target.out")
     inspect_json "$TARGET_PID"
@@ -140,6 +169,7 @@ teardown() { stop_target; rm -rf "$SOCKDIR"; }
     [ -S "$parent_path" ] && [ -S "$child_path" ]
     # the child's thread got a record too
     [ "$(jget 'sum(1 for t in j["threads"] if t["apm"])')" = 2 ]
+    records_agree
 }
 
 @test "exit removes the socket file; a killed process's file is removed by the next one" {
