@@ -19,6 +19,7 @@ _Static_assert(sizeof(struct otel_record) == 28 + OTEL_ATTR_TXN_SIZE, "OTel reco
  * fsbase/tpidr_el0 + the resolved static-TLS offset. */
 PROFLINK_EXPORT __thread void *elastic_apm_profiling_correlation_tls_v1;
 PROFLINK_EXPORT __thread void *otel_thread_ctx_v1;
+__thread struct thread_block *thread_block_current;
 
 /* Set once at init, read on every set/clear: whether OTel records are kept too. */
 static int otel_on;
@@ -34,6 +35,7 @@ static void block_destroy(void *p)
     if (elastic_apm_profiling_correlation_tls_v1 == b) {
         elastic_apm_profiling_correlation_tls_v1 = NULL;
         otel_thread_ctx_v1 = NULL;
+        thread_block_current = NULL;
     }
     RECORD_ORDER();
     free(b);
@@ -50,15 +52,9 @@ int thread_records_init(int otel_enabled)
     return 0;
 }
 
-void otel_record_fill(struct thread_block *b, const uint8_t trace_id[16],
-                      const uint8_t span_id[8], const uint8_t transaction_id[8], uint8_t flags)
+void otel_record_set_txn(struct thread_block *b, const uint8_t transaction_id[8])
 {
     struct otel_record *o = &b->otel;
-    memcpy(o->trace_id, trace_id, 16);
-    memcpy(o->span_id, span_id, 8);
-    o->trace_flags = flags;
-    if (o->attrs_size == OTEL_ATTR_TXN_SIZE && memcmp(b->otel_txn, transaction_id, 8) == 0)
-        return; /* same transaction as last time: its hex is already there */
     o->attrs_size = OTEL_ATTR_TXN_SIZE;
     o->attrs[0] = 0;  /* key index 0 = local_root_span_id (see the process context key map) */
     o->attrs[1] = 16; /* value length */
@@ -111,6 +107,7 @@ void thread_block_install(struct thread_block *b)
     b->otel_slot = otel_on ? &otel_thread_ctx_v1 : NULL;
     RECORD_ORDER(); /* the block is complete before any reader can reach it */
     elastic_apm_profiling_correlation_tls_v1 = &b->apm;
+    thread_block_current = b;
     if (b->otel_slot && b->apm.trace_present)
         otel_thread_ctx_v1 = &b->otel;
 }

@@ -55,6 +55,14 @@ struct thread_block {
 extern __thread void *elastic_apm_profiling_correlation_tls_v1;
 extern __thread void *otel_thread_ctx_v1;
 
+/* proflink's own copy of the block pointer, for the hot path. Hidden and initial-exec: read with
+ * one %fs-relative load instead of a TLS descriptor call. Initial-exec needs static TLS, which is
+ * exactly what the profiler's reader already requires of the library (preloaded or DT_NEEDED,
+ * never a late dlopen); the exported pointers themselves stay global-dynamic/TLSDESC, which is
+ * how the profiler finds them. Always equal to elastic_apm_profiling_correlation_tls_v1. */
+extern __thread struct thread_block *thread_block_current
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+
 /* Which context a new thread starts with: the creator's (PROFLINK_INHERIT=1), else the
  * process-wide TRACEPARENT context, else none. */
 void thread_initial_context(struct trace_ctx *out);
@@ -69,9 +77,8 @@ void thread_block_install(struct thread_block *b);
 struct thread_block *thread_block_create_for_self(void) __attribute__((cold));
 /* Reads b's context back (present = 0 when none). */
 void thread_block_get(const struct thread_block *b, struct trace_ctx *out);
-/* Fills the OTel record's fields (not valid, not the pointer). */
-void otel_record_fill(struct thread_block *b, const uint8_t trace_id[16],
-                      const uint8_t span_id[8], const uint8_t transaction_id[8], uint8_t flags);
+/* Writes the OTel record's transaction-id attribute (key 0, 16 lowercase hex). */
+void otel_record_set_txn(struct thread_block *b, const uint8_t transaction_id[8]);
 
 /* ---- The hot path, inline in the API functions ------------------------------------------ */
 
@@ -81,15 +88,27 @@ void otel_record_fill(struct thread_block *b, const uint8_t trace_id[16],
 #define RECORD_ORDER() atomic_signal_fence(memory_order_seq_cst)
 
 /* This thread's block, or NULL before its first use: one TLS load. */
-static inline struct thread_block *thread_block_self(void)
-{
-    return (struct thread_block *)elastic_apm_profiling_correlation_tls_v1;
-}
+static inline struct thread_block *thread_block_self(void) { return thread_block_current; }
 
 static inline struct thread_block *thread_block_self_or_create(void)
 {
     struct thread_block *b = thread_block_self();
     return __builtin_expect(b != NULL, 1) ? b : thread_block_create_for_self();
+}
+
+/* Fills the OTel record's fields (not valid, not the pointer). The hex of the transaction id
+ * is re-encoded only when it changes: spans of one transaction share it. */
+static inline void otel_record_fill(struct thread_block *b, const uint8_t trace_id[16],
+                                    const uint8_t span_id[8], const uint8_t transaction_id[8],
+                                    uint8_t flags)
+{
+    struct otel_record *o = &b->otel;
+    memcpy(o->trace_id, trace_id, 16);
+    memcpy(o->span_id, span_id, 8);
+    o->trace_flags = flags;
+    if (__builtin_expect(memcmp(b->otel_txn, transaction_id, 8) != 0 ||
+                             o->attrs_size != OTEL_ATTR_TXN_SIZE, 0))
+        otel_record_set_txn(b, transaction_id);
 }
 
 static inline void thread_block_set(struct thread_block *b, const uint8_t trace_id[16],
