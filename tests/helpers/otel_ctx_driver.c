@@ -12,6 +12,9 @@
  *                                               a loop for SECONDS; each payload carries
  *                                               test.seq, test.fill (size varies) and test.tail;
  *                                               LOG gets "SEQ TIMESTAMP" per publication
+ *        otel_ctx_driver pbcheck                the protobuf writer at every capacity: writes
+ *                                               the reference message to stdout, prints errors
+ *                                               to stderr, exits 1 on any
  * The configuration comes from the environment exactly as in the library (config_load). Exit
  * status 0, or 2 on bad usage. */
 
@@ -134,6 +137,59 @@ static int do_churn(double seconds, const char *log_path)
     return 0;
 }
 
+/* A message exercising 1-, 2- and 3-byte lengths, nesting four deep and a rolled-back field. */
+static void pb_sample(struct pb_writer *w, const char *big)
+{
+    pb_msg outer = pb_begin(w, 1);
+    for (size_t n = 120; n <= 130; n++)
+        pb_put_bytes_field(w, 1, big, n);
+    pb_msg a = pb_begin(w, 2);
+    pb_msg b = pb_begin(w, 3);
+    pb_msg c = pb_begin(w, 4);
+    pb_put_bytes_field(w, 5, big, 16383);
+    pb_put_bytes_field(w, 5, big, 16384);
+    pb_put_uint64_field(w, 6, UINT64_MAX);
+    pb_end(w, c);
+    pb_end(w, b);
+    pb_end(w, a);
+    size_t mark = pb_mark(w);
+    pb_put_string_field(w, 7, "dropped");
+    pb_rollback(w, mark);
+    pb_end(w, outer);
+    pb_put_string_field(w, 2, "tail");
+}
+
+static int do_pbcheck(void)
+{
+    static char big[20000];
+    memset(big, 'b', sizeof big);
+    static uint8_t full[40000];
+    struct pb_writer w;
+    pb_init(&w, full, sizeof full);
+    pb_sample(&w, big);
+    if (pb_status(&w) != 0)
+        return 1;
+    size_t len = w.len;
+    int bad = 0;
+    /* Every capacity around the interesting sizes, each in an exact-size heap block so that
+     * AddressSanitizer catches a write one byte past it. */
+    for (size_t cap = 0; cap <= len + 8; cap += (cap < 300 || cap + 300 > len) ? 1 : 97) {
+        uint8_t *buf = malloc(cap ? cap : 1);
+        pb_init(&w, buf, cap);
+        pb_sample(&w, big);
+        int fits = cap >= len + PB_LEN_RESERVE * 4; /* room for the reservations while open */
+        if (cap < len && pb_status(&w) == 0)
+            bad += fprintf(stderr, "cap %zu: no overflow reported\n", cap) > 0;
+        if (fits && (pb_status(&w) != 0 || w.len != len || memcmp(buf, full, len)))
+            bad += fprintf(stderr, "cap %zu: wrong output\n", cap) > 0;
+        if (pb_status(&w) == 0 && (w.len != len || memcmp(buf, full, len)))
+            bad += fprintf(stderr, "cap %zu: success with wrong output\n", cap) > 0;
+        free(buf);
+    }
+    fwrite(full, 1, len, stdout);
+    return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     config_load(&cfg);
@@ -150,6 +206,9 @@ int main(int argc, char **argv)
         return do_update(atoi(argv[2]), (unsigned)atoi(argv[3]));
     if (argc >= 4 && !strcmp(argv[1], "churn"))
         return do_churn(atof(argv[2]), argv[3]);
-    fprintf(stderr, "usage: otel_ctx_driver publish|fork SECONDS | update COUNT SECONDS | churn SECONDS LOG\n");
+    if (argc >= 2 && !strcmp(argv[1], "pbcheck"))
+        return do_pbcheck();
+    fprintf(stderr, "usage: otel_ctx_driver publish|fork SECONDS | update COUNT SECONDS |"
+                    " churn SECONDS LOG | pbcheck\n");
     return 2;
 }

@@ -41,7 +41,8 @@ struct prog {
     unsigned short n;
 };
 
-static void emit(struct prog *p, unsigned short code, unsigned char jt, unsigned char jf, unsigned k)
+static void emit(struct prog *p, unsigned short code, unsigned char jt, unsigned char jf,
+                 unsigned k)
 {
     p->insn[p->n++] = (struct sock_filter){code, jt, jf, k};
 }
