@@ -1,7 +1,6 @@
 /* process_storage.c — see process_storage.h. */
 #include "process_storage.h"
 
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,14 +24,14 @@ static uint8_t *put_str(uint8_t *p, const char *s)
     return p + n;
 }
 
-/* Publication is a release store; the profiler reads the block from another process only after
- * it has seen the pointer, and ptrace/process_vm_readv see our stores in program order once the
- * pointer store is visible. */
+/* Publication is a release store: the block is complete before the pointer can be seen. The
+ * replaced block (a fork child's copy of its parent's) is deliberately not freed: a profiler
+ * that read the old pointer an instant earlier may still be reading the block, and a hundred
+ * bytes per fork generation is a price worth paying for never showing it freed memory. */
 static void swap_pointer(void *block)
 {
-    void *old = __atomic_exchange_n(&elastic_apm_profiling_correlation_process_storage_v1, block,
-                                    __ATOMIC_ACQ_REL);
-    free(old);
+    __atomic_store_n(&elastic_apm_profiling_correlation_process_storage_v1, block,
+                     __ATOMIC_RELEASE);
 }
 
 int process_storage_publish(const struct config *cfg, const char *socket_path)

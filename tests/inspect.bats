@@ -1,0 +1,727 @@
+#!/usr/bin/env bats
+# proflink-inspect, the outside reader: it must reach the same verdict as the eBPF profiler's
+# apmint integration. Checked against processes it must reject (no library, stand-in agents
+# built or configured wrong, broken storage and sockets), against a stand-in built right (its
+# ELF findings cross-checked with readelf), and against the real library.
+#
+# The stand-in agent ("fake") is a small C library written below and compiled per variant in
+# setup_file; its constructor publishes storage, a socket and thread records as told by FAKE_*
+# variables, then touches FAKE_READY.
+
+[ -f "$BATS_TEST_DIRNAME/helpers.bash" ] && load helpers
+
+ROOT=${ROOT:-$(cd "$BATS_TEST_DIRNAME/.." && pwd)}
+INSPECT=${INSPECT:-$ROOT/build/proflink-inspect}
+REAL_LIB=$ROOT/build/elastic-jvmti-linux-proflink-$(uname -m).so
+
+case "$(uname -m)" in
+x86_64) DESC_DIALECT=-mtls-dialect=gnu2 TRAD_DIALECT=-mtls-dialect=gnu TLSDESC=R_X86_64_TLSDESC ;;
+aarch64) DESC_DIALECT=-mtls-dialect=desc TRAD_DIALECT=-mtls-dialect=trad TLSDESC=R_AARCH64_TLSDESC ;;
+esac
+
+# ---- helpers of this suite (ins_*: no clash with tests/helpers.bash) ----------------------
+
+# ins_fake_source — the stand-in agent library.
+ins_fake_source() {
+    cat <<'EOF'
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#ifdef FAKE_HIDDEN_TLS
+__attribute__((visibility("hidden")))
+#endif
+__thread void *elastic_apm_profiling_correlation_tls_v1;
+__thread void *otel_thread_ctx_v1;
+#ifdef FAKE_BAD_SIZE
+uint64_t elastic_apm_profiling_correlation_process_storage_v1[2];
+#define PUBLISH(p) (elastic_apm_profiling_correlation_process_storage_v1[0] = (uintptr_t)(p))
+#else
+void *elastic_apm_profiling_correlation_process_storage_v1;
+#define PUBLISH(p) (elastic_apm_profiling_correlation_process_storage_v1 = (p))
+#endif
+
+static unsigned char storage[2 + 12 + 4096], apm[37], otel[28 + 18], payload[512];
+
+static unsigned char *put_str(unsigned char *p, const char *s)
+{
+    uint32_t n = (uint32_t)strlen(s);
+    memcpy(p, &n, 4);
+    memcpy(p + 4, s, n);
+    return p + 4 + n;
+}
+
+/* protobuf length-delimited field; every message here is shorter than 128 bytes */
+static unsigned char *pb(unsigned char *p, int field, const void *b, size_t n)
+{
+    *p++ = (unsigned char)(field << 3 | 2);
+    *p++ = (unsigned char)n;
+    memcpy(p, b, n);
+    return p + n;
+}
+
+static unsigned char *pb_kv(unsigned char *p, int field, const char *k, const void *any, size_t n)
+{
+    unsigned char kv[256], *q = pb(kv, 1, k, strlen(k));
+    q = pb(q, 2, any, n);
+    return pb(p, field, kv, (size_t)(q - kv));
+}
+
+static void publish_otel_ctx(void)
+{
+    unsigned char any[128], res[256], arr[64], s[32], *a, *r, *p = payload;
+    a = pb(any, 1, "fake-service", 12);
+    r = pb_kv(res, 1, "service.name", any, (size_t)(a - any));
+    p = pb(p, 1, res, (size_t)(r - res));
+    a = pb(any, 1, "tlsdesc_v1_dev", 14);
+    p = pb_kv(p, 2, "threadlocal.schema_version", any, (size_t)(a - any));
+    unsigned char *q = arr;
+    q = pb(q, 1, s, (size_t)(pb(s, 1, "local_root_span_id", 18) - s));
+    q = pb(q, 1, s, (size_t)(pb(s, 1, "method", 6) - s));
+    a = pb(any, 5, arr, (size_t)(q - arr));
+    p = pb_kv(p, 2, "threadlocal.attribute_key_map", any, (size_t)(a - any));
+    int fd = memfd_create("OTEL_CTX", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, 4096) != 0)
+        return;
+    unsigned char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return;
+    uint32_t version = 2, size = (uint32_t)(p - payload);
+    uint64_t ts = 12345, ptr = (uint64_t)(uintptr_t)payload;
+    memcpy(m, "OTEL_CTX", 8);
+    memcpy(m + 8, &version, 4);
+    memcpy(m + 12, &size, 4);
+    memcpy(m + 16, &ts, 8);
+    memcpy(m + 24, &ptr, 8);
+    prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, m, 4096, "OTEL_CTX");
+}
+
+static void make_socket(const char *path, const char *kind)
+{
+    if (!strcmp(kind, "none"))
+        return;
+    if (!strcmp(kind, "file")) {
+        close(open(path, O_CREAT | O_WRONLY, 0600));
+        return;
+    }
+    int fd = socket(AF_UNIX, strcmp(kind, "stream") ? SOCK_DGRAM : SOCK_STREAM, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    strncpy(sa.sun_path, path, sizeof sa.sun_path - 1);
+    unlink(path);
+    bind(fd, (struct sockaddr *)&sa, sizeof sa);
+    if (!strcmp(kind, "stream"))
+        listen(fd, 1);
+    if (!strcmp(kind, "unbound"))
+        close(fd); /* the file stays, nobody is bound to it */
+    if (getenv("FAKE_SOCKET_MODE"))
+        chmod(path, (mode_t)strtol(getenv("FAKE_SOCKET_MODE"), NULL, 8));
+}
+
+static const char *env(const char *name, const char *def)
+{
+    return getenv(name) ? getenv(name) : def;
+}
+
+__attribute__((constructor)) static void fake_init(void)
+{
+    const char *sock = env("FAKE_SOCKET", "/tmp/fake.sock");
+    make_socket(sock, env("FAKE_SOCKET_KIND", "dgram"));
+    uint16_t minor = 1;
+    memcpy(storage, &minor, 2);
+    unsigned char *p = put_str(storage + 2, env("FAKE_SERVICE", "fake-service"));
+    p = put_str(p, env("FAKE_ENV", "test"));
+    put_str(p, sock);
+    /* trace 0102…10, span 1112…18, transaction 2122…28, sampled */
+    for (int i = 0; i < 16; i++)
+        apm[5 + i] = otel[i] = (unsigned char)(0x01 + i);
+    for (int i = 0; i < 8; i++) {
+        apm[21 + i] = otel[16 + i] = (unsigned char)(0x11 + i);
+        apm[29 + i] = (unsigned char)(0x21 + i);
+    }
+    apm[0] = 1, apm[2] = 1, apm[3] = 1, apm[4] = 1;
+    otel[24] = 1, otel[25] = 1, otel[26] = 18, otel[28] = 0, otel[29] = 16;
+    memcpy(otel + 30, "2122232425262728", 16);
+    elastic_apm_profiling_correlation_tls_v1 = apm;
+    otel_thread_ctx_v1 = otel;
+    if (getenv("FAKE_OTEL_CTX"))
+        publish_otel_ctx();
+    if (!getenv("FAKE_NO_PUBLISH"))
+        PUBLISH(storage);
+    if (getenv("FAKE_READY"))
+        close(open(getenv("FAKE_READY"), O_CREAT | O_WRONLY, 0600));
+}
+EOF
+}
+
+# ins_host_source — a host program: dlopen()s argv[1] late (unless "-"), starts argv[2] idle
+# threads, touches HOST_READY, and waits.
+ins_host_source() {
+    cat <<'EOF'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+static void *idle(void *a) { (void)a; for (;;) pause(); return NULL; }
+int main(int argc, char **argv)
+{
+    if (argc < 3)
+        return 2;
+    if (strcmp(argv[1], "-") != 0 && !dlopen(argv[1], RTLD_NOW)) {
+        fprintf(stderr, "dlopen: %s\n", dlerror());
+        return 1;
+    }
+    for (int i = 0; i < atoi(argv[2]); i++) {
+        pthread_t t;
+        pthread_create(&t, NULL, idle, NULL);
+    }
+    if (getenv("HOST_READY"))
+        close(open(getenv("HOST_READY"), O_CREAT | O_WRONLY, 0600));
+    for (;;)
+        pause();
+}
+EOF
+}
+
+setup_file() {
+    local d=$BATS_FILE_TMPDIR
+    export FAKES=$d/fakes HOST=$d/host
+    command -v gcc >/dev/null || return 0 # the fake tests skip themselves
+    ins_fake_source >"$d/fake.c"
+    ins_host_source >"$d/host.c"
+    local cc="gcc -std=c11 -O1 -shared -fPIC -Wl,-z,now" gd="-ftls-model=global-dynamic"
+    local v
+    for v in good trad ie hidden size sysv nosh name; do mkdir -p "$FAKES/$v"; done
+    local so=elastic-jvmti-linux-fake.so
+    $cc $gd $DESC_DIALECT -o "$FAKES/good/$so" "$d/fake.c"
+    $cc $gd $TRAD_DIALECT -o "$FAKES/trad/$so" "$d/fake.c"
+    $cc -ftls-model=initial-exec -o "$FAKES/ie/$so" "$d/fake.c"
+    $cc $gd $DESC_DIALECT -DFAKE_HIDDEN_TLS -o "$FAKES/hidden/$so" "$d/fake.c"
+    $cc $gd $DESC_DIALECT -DFAKE_BAD_SIZE -o "$FAKES/size/$so" "$d/fake.c"
+    $cc $gd $DESC_DIALECT -Wl,--hash-style=sysv -o "$FAKES/sysv/$so" "$d/fake.c"
+    $cc $gd $DESC_DIALECT -o "$FAKES/name/libfake-apm-agent.so" "$d/fake.c"
+    # No section headers (what `strip --strip-section-headers` makes): the loader does not
+    # need them, the profiler does. Zero e_shoff, e_shnum and e_shstrndx.
+    cp "$FAKES/good/$so" "$FAKES/nosh/$so"
+    python3 - "$FAKES/nosh/$so" <<'EOF'
+import struct, sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+struct.pack_into('<Q', b, 0x28, 0)
+struct.pack_into('<HH', b, 0x3c, 0, 0)
+open(sys.argv[1], 'wb').write(b)
+EOF
+    gcc -std=c11 -O1 -pthread -o "$HOST" "$d/host.c" -ldl
+}
+
+setup() {
+    INS_PID=
+    INS_DIR=$(mktemp -d /tmp/pli.XXXXXX) # short: socket paths must fit sun_path
+    chmod 755 "$INS_DIR"
+}
+
+teardown() {
+    if [ -n "$INS_PID" ]; then
+        kill -CONT "$INS_PID" 2>/dev/null || true
+        kill "$INS_PID" 2>/dev/null || true
+        wait "$INS_PID" 2>/dev/null || true
+    fi
+    rm -rf "$INS_DIR"
+}
+
+need_fakes() {
+    [ -f "$FAKES/good/elastic-jvmti-linux-fake.so" ] || skip "gcc is needed to build the stand-in agents"
+}
+
+need_root() {
+    [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null || skip "needs root and setpriv"
+}
+
+# ins_wait_file FILE — until FILE exists (5 s).
+ins_wait_file() {
+    local i
+    for i in $(seq 100); do
+        [ -e "$1" ] && return 0
+        sleep 0.05
+    done
+    echo "$1 never appeared" >&2
+    return 1
+}
+
+# ins_fake VARIANT [VAR=VALUE…] — runs `sleep` with the stand-in agent VARIANT preloaded and
+# the given FAKE_* settings; returns once its constructor has finished. Sets INS_PID.
+ins_fake() {
+    local v=$1
+    shift
+    local lib
+    lib=$(ls "$FAKES/$v"/*.so)
+    env FAKE_SOCKET="$INS_DIR/fake.sock" FAKE_READY="$INS_DIR/ready" "$@" LD_PRELOAD="$lib" \
+        sleep 60 3>&- &
+    INS_PID=$!
+    ins_wait_file "$INS_DIR/ready"
+}
+
+# ins_plain CMD… — runs CMD without any library; returns once it has exec'd. Sets INS_PID.
+ins_plain() {
+    "$@" 3>&- &
+    INS_PID=$!
+    local i exe
+    exe=$(command -v "$1")
+    for i in $(seq 100); do
+        [ "$(readlink "/proc/$INS_PID/exe" 2>/dev/null)" = "$(readlink -f "$exe")" ] && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+# ins_json PID [options] — proflink-inspect --json; output in $BATS_TEST_TMPDIR/ins.json,
+# stderr in ins.err, exit status in INS_STATUS. The output must always be valid JSON.
+ins_json() {
+    local pid=$1
+    shift
+    INS_STATUS=0
+    "$INSPECT" --json "$@" "$pid" >"$BATS_TEST_TMPDIR/ins.json" 2>"$BATS_TEST_TMPDIR/ins.err" ||
+        INS_STATUS=$?
+    python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$BATS_TEST_TMPDIR/ins.json"
+}
+
+# ins_get EXPR — a Python expression over the last ins_json output bound to j; lists, dicts,
+# booleans and None print as JSON.
+ins_get() {
+    python3 -c 'import json,sys
+j = json.load(open(sys.argv[1]))
+v = eval(sys.argv[2])
+print(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else v)' \
+        "$BATS_TEST_TMPDIR/ins.json" "$1"
+}
+
+# ins_check NAME — "status detail" of check NAME in the last ins_json output.
+ins_check() {
+    ins_get "next(c['status'] + ' ' + c['detail'] for c in j['checks'] if c['name'] == '$1')"
+}
+
+# ---- usage and processes that cannot be inspected ----------------------------------------
+
+@test "--help explains the checks and exits 0" {
+    run "$INSPECT" --help
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"usage: proflink-inspect [--json] [--no-threads] PID"* ]]
+    [[ "$output" == *"--no-threads"* ]]
+}
+
+@test "usage errors exit 2" {
+    run "$INSPECT"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *usage:* ]]
+    run "$INSPECT" not-a-pid
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"not a process id: not-a-pid"* ]]
+    run "$INSPECT" --bogus 1
+    [ "$status" -eq 2 ]
+    run "$INSPECT" 1 2
+    [ "$status" -eq 2 ]
+    run "$INSPECT" -- -5
+    [ "$status" -eq 2 ]
+}
+
+@test "a pid that does not exist: exit 2, 'no such process', JSON error object" {
+    local pid=$(($(cat /proc/sys/kernel/pid_max) + 1)) # above pid_max: never a live pid
+    run "$INSPECT" "$pid"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"no such process: $pid"* ]]
+    ins_json "$pid"
+    [ "$INS_STATUS" -eq 2 ]
+    [ "$(ins_get 'j["pid"]')" = "$pid" ]
+    [[ "$(ins_get 'j["error"]')" == *"no such process"* ]]
+}
+
+@test "permission denied is reported as such, exit 2" {
+    need_root
+    ins_plain sleep 60
+    run setpriv --reuid=65534 --regid=65534 --clear-groups "$INSPECT" "$INS_PID"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"permission denied"* ]]
+}
+
+# ---- a process without the library ------------------------------------------------------
+
+@test "a process without the library: mapping FAIL, the rest SKIP, exit 1" {
+    ins_plain sleep 60
+    run "$INSPECT" "$INS_PID"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"FAIL  mapping"* ]]
+    [[ "$output" == *"SKIP  elf"* ]]
+    [[ "$output" == *"NOT attachable"* ]]
+    ins_json "$INS_PID"
+    [ "$INS_STATUS" -eq 1 ]
+    [ "$(ins_get 'j["attachable"]')" = false ]
+    [ "$(ins_get '[c["name"] for c in j["checks"]]')" = \
+        '["mapping", "elf", "tls", "storage", "socket", "threads", "otel"]' ]
+    [ "$(ins_get 'j["checks"][0]["ok"]')" = false ]
+    [ "$(ins_get '[c["status"] for c in j["checks"][1:6]]')" = \
+        '["skip", "skip", "skip", "skip", "skip"]' ]
+    [ "$(ins_get 'j["library"]')" = null ]
+    [ "$(ins_get 'j["storage"]')" = null ]
+    [ "$(ins_get 'j["threads"]')" = null ]
+    [ "$(ins_get 'j["otel_process_context"]["found"]')" = false ]
+    [ "$(ins_get 'j["comm"]')" = sleep ]
+}
+
+# ---- the stand-in agent built right ------------------------------------------------------
+
+@test "fake agent built right: attachable, storage, socket, thread records, OTel context" {
+    need_fakes
+    ins_fake good FAKE_OTEL_CTX=1 FAKE_SERVICE=svc-a FAKE_ENV=staging
+    run "$INSPECT" "$INS_PID"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"result: attachable"* ]]
+    ins_json "$INS_PID"
+    [ "$INS_STATUS" -eq 0 ]
+    [ "$(ins_get 'j["attachable"]')" = true ]
+    [ "$(ins_get '[c["status"] for c in j["checks"]]')" = \
+        '["pass", "pass", "pass", "pass", "pass", "pass", "pass"]' ]
+    [ "$(ins_get 'j["library"]["path"]')" = "$FAKES/good/elastic-jvmti-linux-fake.so" ]
+    [ "$(ins_get 'j["storage"]["minor"]')" = 1 ]
+    [ "$(ins_get 'j["storage"]["service_name"]')" = svc-a ]
+    [ "$(ins_get 'j["storage"]["service_environment"]')" = staging ]
+    [ "$(ins_get 'j["storage"]["socket_path"]')" = "$INS_DIR/fake.sock" ]
+    [ "$(ins_get 'j["socket"]["path"]')" = "/proc/$INS_PID/root$INS_DIR/fake.sock" ]
+    [ "$(ins_get 'j["socket"]["connect"]')" = ok ]
+    # static TLS: below the thread pointer on x86_64, above it on aarch64
+    if [ "$(uname -m)" = x86_64 ]; then
+        [ "$(ins_get 'j["tls_offset"] < 0 and j["otel_tls_offset"] < 0')" = true ]
+    else
+        [ "$(ins_get 'j["tls_offset"] > 0 and j["otel_tls_offset"] > 0')" = true ]
+    fi
+    [ "$(ins_get 'len(j["threads"])')" = 1 ]
+    [ "$(ins_get 'j["threads"][0]["tid"]')" = "$INS_PID" ]
+    [ "$(ins_get 'j["threads"][0]["comm"]')" = sleep ]
+    [ "$(ins_get 'j["threads"][0]["apm"]["valid"], j["threads"][0]["apm"]["trace_present"], j["threads"][0]["apm"]["trace_flags"]')" = "(1, 1, 1)" ]
+    [ "$(ins_get 'j["threads"][0]["apm"]["trace_id"]')" = 0102030405060708090a0b0c0d0e0f10 ]
+    [ "$(ins_get 'j["threads"][0]["apm"]["span_id"]')" = 1112131415161718 ]
+    [ "$(ins_get 'j["threads"][0]["apm"]["transaction_id"]')" = 2122232425262728 ]
+    [ "$(ins_get 'j["threads"][0]["otel"]["trace_id"]')" = 0102030405060708090a0b0c0d0e0f10 ]
+    [ "$(ins_get 'j["threads"][0]["otel"]["attributes"]')" = '{"local_root_span_id": "2122232425262728"}' ]
+    [ "$(ins_get 'j["otel_process_context"]["found"], j["otel_process_context"]["valid"]')" = "(True, True)" ]
+    [ "$(ins_get 'j["otel_process_context"]["version"]')" = 2 ]
+    [ "$(ins_get 'j["otel_process_context"]["published_at_ns"]')" = 12345 ]
+    [ "$(ins_get 'j["otel_process_context"]["resource"]')" = '{"service.name": "fake-service"}' ]
+    [ "$(ins_get 'j["otel_process_context"]["attributes"]["threadlocal.attribute_key_map"]')" = \
+        '["local_root_span_id", "method"]' ]
+}
+
+@test "fake agent: symbol, relocation and load bias agree with readelf and the maps" {
+    need_fakes
+    command -v readelf >/dev/null || skip "needs readelf"
+    local so=$FAKES/good/elastic-jvmti-linux-fake.so
+    ins_fake good
+    ins_json "$INS_PID" --no-threads
+    local off sym
+    off=$(readelf -rW "$so" | awk -v t="$TLSDESC" '$3 == t && $5 == "elastic_apm_profiling_correlation_tls_v1" { print $1 }')
+    sym=$(readelf -sW --dyn-syms "$so" | awk '$8 == "elastic_apm_profiling_correlation_process_storage_v1" { print $2; exit }')
+    [ -n "$off" ] && [ -n "$sym" ]
+    [ "$(ins_get 'int(j["library"]["tlsdesc_offset"], 16)')" = "$((16#$off))" ]
+    [ "$(ins_get 'int(j["library"]["storage_symbol"], 16)')" = "$((16#$sym))" ]
+    # the load bias is where the file's first page is mapped (first PT_LOAD at vaddr 0)
+    local first
+    first=$(awk -v p="$so" '$6 == p && $3 == "00000000" { split($1, a, "-"); print a[1]; exit }' "/proc/$INS_PID/maps")
+    [ "$(ins_get 'int(j["library"]["load_bias"], 16)')" = "$((16#$first))" ]
+    # and the storage pointer read through it is where the storage really is
+    [ "$(ins_get 'int(j["storage"]["address"], 16) != 0')" = true ]
+}
+
+@test "a library with only DT_HASH (no DT_GNU_HASH) is found through DT_HASH" {
+    need_fakes
+    ins_fake sysv
+    ins_json "$INS_PID" --no-threads
+    [ "$INS_STATUS" -eq 0 ]
+    [[ "$(ins_check elf)" == "pass "*"(via DT_HASH)"* ]]
+}
+
+@test "threads: each is listed, a NULL TLS pointer gives null records, none is left stopped" {
+    need_fakes
+    env FAKE_SOCKET="$INS_DIR/fake.sock" HOST_READY="$INS_DIR/ready" \
+        LD_PRELOAD="$FAKES/good/elastic-jvmti-linux-fake.so" "$HOST" - 3 3>&- &
+    INS_PID=$!
+    ins_wait_file "$INS_DIR/ready"
+    ins_json "$INS_PID"
+    [ "$INS_STATUS" -eq 0 ]
+    [ "$(ins_get 'len(j["threads"])')" = 4 ]
+    [ "$(ins_get '[t["tid"] for t in j["threads"]] == sorted(t["tid"] for t in j["threads"])')" = true ]
+    # the constructor ran on the main thread only; the others never set their pointers
+    [ "$(ins_get 'j["threads"][0]["apm"]["valid"]')" = 1 ]
+    [ "$(ins_get '[t["apm"] for t in j["threads"][1:]]')" = '[null, null, null]' ]
+    [ "$(ins_get '[t["otel"] for t in j["threads"][1:]]')" = '[null, null, null]' ]
+    [ "$(ins_get 'all(t["thread_pointer"].startswith("0x") and "error" not in t for t in j["threads"])')" = true ]
+    [ -z "$(grep -h '^State:' /proc/"$INS_PID"/task/*/status | grep -v 'S (sleeping)')" ]
+    # a stopped process stays stopped, and runs again on SIGCONT
+    kill -STOP "$INS_PID"
+    sleep 0.2
+    ins_json "$INS_PID"
+    [ "$INS_STATUS" -eq 0 ]
+    [ "$(ins_get 'j["threads"][0]["apm"]["valid"]')" = 1 ]
+    [ -z "$(grep -h '^State:' /proc/"$INS_PID"/task/*/status | grep -v 'T (stopped)')" ]
+    kill -CONT "$INS_PID"
+    sleep 0.2
+    [ -z "$(grep -h '^State:' /proc/"$INS_PID"/task/*/status | grep -v 'S (sleeping)')" ]
+}
+
+@test "--no-threads: no ptrace, threads SKIP and null" {
+    need_fakes
+    ins_fake good
+    ins_json "$INS_PID" --no-threads
+    [ "$INS_STATUS" -eq 0 ]
+    [[ "$(ins_check threads)" == "skip "*"--no-threads"* ]]
+    [ "$(ins_get 'j["threads"]')" = null ]
+}
+
+@test "strings the target publishes are escaped: JSON stays valid and round-trips" {
+    need_fakes
+    ins_fake good FAKE_SERVICE=$'q"b\\s\tt\nn\x01c-\xc3\xa9-\xff' FAKE_ENV=$'\xe2\x82'
+    ins_json "$INS_PID" --no-threads
+    [ "$INS_STATUS" -eq 0 ]
+    [ "$(ins_get 'j["storage"]["service_name"] == "q\"b\\s\tt\nn\x01c-\u00e9-\ufffd"')" = true ]
+    [ "$(ins_get 'j["storage"]["service_environment"] == "\ufffd\ufffd"')" = true ]
+    run "$INSPECT" --no-threads "$INS_PID"
+    [[ "$output" == *'service-name "q\"b\\s\x09t\x0an\x01c-'* ]]
+}
+
+# ---- the ELF checks: built wrong ---------------------------------------------------------
+
+@test "a file name that does not match elastic-jvmti-linux-*.so: mapping FAIL" {
+    need_fakes
+    ins_fake name
+    run "$INSPECT" --no-threads "$INS_PID"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"FAIL  mapping"* ]]
+}
+
+@test "default (traditional) TLS dialect: no TLSDESC relocation, elf FAIL" {
+    need_fakes
+    ins_fake trad
+    ins_json "$INS_PID"
+    [ "$INS_STATUS" -eq 1 ]
+    [[ "$(ins_check elf)" == "fail no TLSDESC relocation names elastic_apm_profiling_correlation_tls_v1, only "*DTPMOD64* ]]
+    [[ "$(ins_check tls)" == skip* ]]
+    [[ "$(ins_check storage)" == skip* ]]
+    [[ "$(ins_check threads)" == skip* ]]
+}
+
+@test "initial-exec TLS: elf FAIL" {
+    need_fakes
+    ins_fake ie
+    ins_json "$INS_PID" --no-threads
+    [ "$INS_STATUS" -eq 1 ]
+    [[ "$(ins_check elf)" == "fail "*"initial-exec"* ]]
+}
+
+@test "a hidden TLS variable: its TLSDESC names no symbol, elf FAIL" {
+    need_fakes
+    ins_fake hidden
+    ins_json "$INS_PID" --no-threads
+    [ "$INS_STATUS" -eq 1 ]
+    [[ "$(ins_check elf)" == "fail no TLS relocation names elastic_apm_profiling_correlation_tls_v1"* ]]
+}
+
+@test "storage symbol with st_size 16: elf FAIL (the profiler wants exactly 8)" {
+    need_fakes
+    ins_fake size
+    ins_json "$INS_PID" --no-threads
+    [ "$INS_STATUS" -eq 1 ]
+    [[ "$(ins_check elf)" == "fail "*"st_size 16"* ]]
+}
+
+@test "no section headers: elf FAIL" {
+    need_fakes
+    ins_fake nosh
+    ins_json "$INS_PID" --no-threads
+    [ "$INS_STATUS" -eq 1 ]
+    [[ "$(ins_check elf)" == "fail no section headers"* ]]
+}
+
+@test "a late dlopen that lands in dynamic TLS: tls FAIL, storage still read" {
+    need_fakes
+    # glibc puts a late-loaded library's TLSDESC variables in static TLS while its surplus
+    # lasts; without surplus they are dynamic, and the descriptor argument is a pointer.
+    env FAKE_SOCKET="$INS_DIR/fake.sock" FAKE_READY="$INS_DIR/ready" \
+        GLIBC_TUNABLES=glibc.rtld.optional_static_tls=0 \
+        "$HOST" "$FAKES/good/elastic-jvmti-linux-fake.so" 0 3>&- &
+    INS_PID=$!
+    ins_wait_file "$INS_DIR/ready"
+    ins_json "$INS_PID"
+    [ "$INS_STATUS" -eq 1 ]
+    [[ "$(ins_check tls)" == "fail "*"not a static TLS offset"* ]]
+    [[ "$(ins_check storage)" == pass* ]]
+    [[ "$(ins_check threads)" == skip* ]]
+    [ "$(ins_get 'j["tls_offset"]')" = null ]
+}
+
+# ---- the storage and socket checks: configured wrong -------------------------------------
+
+@test "storage pointer still NULL: storage FAIL, socket SKIP" {
+    need_fakes
+    ins_fake good FAKE_NO_PUBLISH=1
+    ins_json "$INS_PID" --no-threads
+    [ "$INS_STATUS" -eq 1 ]
+    [[ "$(ins_check storage)" == "fail "*"is NULL"* ]]
+    [[ "$(ins_check socket)" == skip* ]]
+    [ "$(ins_get 'j["storage"]')" = null ]
+}
+
+@test "service name of 129 bytes: storage FAIL; 128 bytes: attachable" {
+    need_fakes
+    ins_fake good FAKE_SERVICE="$(printf 'n%.0s' $(seq 129))"
+    ins_json "$INS_PID" --no-threads
+    [ "$INS_STATUS" -eq 1 ]
+    [[ "$(ins_check storage)" == "fail service-name is 129 bytes"* ]]
+    teardown
+    setup
+    ins_fake good FAKE_SERVICE="$(printf 'n%.0s' $(seq 128))"
+    ins_json "$INS_PID" --no-threads
+    [ "$INS_STATUS" -eq 0 ]
+    [ "$(ins_get 'len(j["storage"]["service_name"])')" = 128 ]
+}
+
+@test "socket file missing, a regular file, a stream socket, or nobody bound: socket FAIL" {
+    need_fakes
+    local kind expect
+    for kind in none file stream unbound; do
+        case $kind in
+        none) expect="No such file or directory" ;;
+        file) expect="is not a socket" ;;
+        stream) expect="is not a datagram socket" ;;
+        unbound) expect="nobody is bound to it" ;;
+        esac
+        ins_fake good FAKE_SOCKET_KIND=$kind
+        ins_json "$INS_PID" --no-threads
+        [ "$INS_STATUS" -eq 1 ]
+        [[ "$(ins_check socket)" == "fail "*"$expect"* ]]
+        [ "$(ins_get 'j["attachable"]')" = false ]
+        teardown
+        setup
+    done
+}
+
+@test "socket path: '..' that survives cleaning FAILs, '..' that cleaning removes passes" {
+    need_fakes
+    ins_fake good FAKE_SOCKET_KIND=none FAKE_SOCKET=../x.sock
+    ins_json "$INS_PID" --no-threads
+    [[ "$(ins_check socket)" == "fail "*"escapes the root"* ]]
+    teardown
+    setup
+    mkdir "$INS_DIR/sub"
+    ins_fake good FAKE_SOCKET="$INS_DIR/sub/../fake.sock"
+    ins_json "$INS_PID" --no-threads
+    [ "$INS_STATUS" -eq 0 ]
+    [ "$(ins_get 'j["socket"]["path"]')" = "/proc/$INS_PID/root$INS_DIR/fake.sock" ]
+}
+
+@test "/proc/PID/root + socket path longer than sun_path: socket FAIL, with the length" {
+    need_fakes
+    # the target binds it (<= 107 bytes), but the profiler's /proc/PID/root prefix overflows
+    local dir=$INS_DIR/$(printf 'd%.0s' $(seq 75))
+    mkdir "$dir"
+    ins_fake good FAKE_SOCKET="$dir/s.sock"
+    ins_json "$INS_PID" --no-threads
+    [ "$INS_STATUS" -eq 1 ]
+    local len=$((${#INS_PID} + 11 + ${#dir} + 7))
+    [[ "$(ins_check socket)" == "fail "*"is $len bytes, more than sun_path holds (107)"* ]]
+    [ "$(ins_get 'j["socket"]["path_len"]')" = "$len" ]
+}
+
+@test "socket mode bits are checked against the target's effective uid and gid" {
+    need_fakes
+    need_root
+    chmod 1777 "$INS_DIR"
+    # the bats temporary directory is private to root: give nobody its own copy of the agent
+    mkdir -m 755 "$INS_DIR/lib"
+    cp "$FAKES/good/elastic-jvmti-linux-fake.so" "$INS_DIR/lib/"
+    chmod 755 "$INS_DIR/lib/elastic-jvmti-linux-fake.so"
+    local mode want
+    for mode in 0400 0600 0460 0402; do
+        case $mode in
+        0400) want="fail" ;;
+        0600) want="pass owner" ;;
+        0460) want="pass group" ;;
+        0402) want="pass others" ;;
+        esac
+        setpriv --reuid=65534 --regid=65534 --clear-groups env FAKE_SOCKET="$INS_DIR/s$mode.sock" \
+            FAKE_SOCKET_MODE=$mode FAKE_READY="$INS_DIR/ready$mode" \
+            LD_PRELOAD="$INS_DIR/lib/elastic-jvmti-linux-fake.so" sleep 60 3>&- &
+        INS_PID=$!
+        ins_wait_file "$INS_DIR/ready$mode"
+        ins_json "$INS_PID" --no-threads
+        [ "$(ins_get 'j["socket"]["target_euid"]')" = 65534 ]
+        if [ "$want" = fail ]; then
+            [ "$INS_STATUS" -eq 1 ]
+            [[ "$(ins_check socket)" == "fail "*"not writable by the target's euid 65534"* ]]
+        else
+            [ "$INS_STATUS" -eq 0 ]
+            [ "pass $(ins_get 'j["socket"]["access"]')" = "$want" ]
+        fi
+        kill "$INS_PID"
+        wait "$INS_PID" 2>/dev/null || true
+        INS_PID=
+    done
+}
+
+# ---- the real library --------------------------------------------------------------------
+
+@test "real library under sleep: attachable, unknown_service:sleep, socket in /tmp" {
+    [ -f "$REAL_LIB" ] || skip "library not built"
+    env -u ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR -u TMPDIR \
+        -u OTEL_SERVICE_NAME -u ELASTIC_APM_SERVICE_NAME -u OTEL_RESOURCE_ATTRIBUTES \
+        LD_PRELOAD="$REAL_LIB" sleep 5 3>&- &
+    INS_PID=$!
+    local i
+    for i in $(seq 100); do
+        "$INSPECT" --no-threads "$INS_PID" >/dev/null 2>&1 && break
+        sleep 0.05
+    done
+    run "$INSPECT" "$INS_PID"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"result: attachable"* ]]
+    ins_json "$INS_PID"
+    [ "$INS_STATUS" -eq 0 ]
+    [ "$(ins_get 'j["storage"]["service_name"]')" = unknown_service:sleep ]
+    [[ "$(ins_get 'j["storage"]["socket_path"]')" == /tmp/*.sock ]]
+    [ "$(ins_get 'j["socket"]["connect"]')" = ok ]
+    [ "$(ins_get 'j["library"]["path"]')" = "$REAL_LIB" ]
+    [ "$(ins_get 'j["threads"][0]["apm"]["minor"], j["threads"][0]["apm"]["valid"]')" = "(1, 1)" ]
+}
+
+@test "real library with TRACEPARENT: both thread records and the OTel process context" {
+    [ -f "$REAL_LIB" ] || skip "library not built"
+    TRACEPARENT=00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01 OTEL_SERVICE_NAME=tp-svc \
+        LD_PRELOAD="$REAL_LIB" sleep 5 3>&- &
+    INS_PID=$!
+    local i
+    for i in $(seq 100); do
+        "$INSPECT" --no-threads "$INS_PID" >/dev/null 2>&1 && break
+        sleep 0.05
+    done
+    ins_json "$INS_PID"
+    [ "$INS_STATUS" -eq 0 ]
+    [ "$(ins_get 'j["threads"][0]["apm"]["trace_present"]')" = 1 ]
+    [ "$(ins_get 'j["threads"][0]["apm"]["trace_id"]')" = 0af7651916cd43dd8448eb211c80319c ]
+    [ "$(ins_get 'j["threads"][0]["apm"]["transaction_id"]')" = b7ad6b7169203331 ]
+    [ "$(ins_get 'j["otel_tls_offset"] is not None')" = true ]
+    if [ "$(ins_get 'j["threads"][0]["otel"] is not None')" = true ]; then
+        [ "$(ins_get 'j["threads"][0]["otel"]["span_id"]')" = b7ad6b7169203331 ]
+    fi
+    if [ "$(ins_get 'j["otel_process_context"]["found"]')" = true ]; then
+        [ "$(ins_get 'j["otel_process_context"]["valid"]')" = true ]
+        [ "$(ins_get 'j["otel_process_context"]["resource"]["service.name"]')" = tp-svc ]
+    fi
+}
