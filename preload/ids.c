@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-static int hex_value(char c)
+int hex_digit_value(char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -20,8 +20,8 @@ int hex_decode(const char *hex, uint8_t *out, size_t n)
     if (!hex || n > sizeof tmp)
         return -1;
     for (size_t i = 0; i < n; i++) {
-        int hi = hex_value(hex[2 * i]);
-        int lo = hi < 0 ? -1 : hex_value(hex[2 * i + 1]);
+        int hi = hex_digit_value(hex[2 * i]);
+        int lo = hi < 0 ? -1 : hex_digit_value(hex[2 * i + 1]);
         if (lo < 0)
             return -1;
         tmp[i] = (uint8_t)(hi << 4 | lo);

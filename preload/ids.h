@@ -13,6 +13,8 @@ struct trace_ctx {
     uint8_t present; /* 0: no trace active, the other fields mean nothing */
 };
 
+/* 0-15 for a hex digit (either case), -1 otherwise. */
+int hex_digit_value(char c);
 /* Parses exactly 2*n lowercase or uppercase hex digits into n bytes. 0 ok, -1 malformed. */
 int hex_decode(const char *hex, uint8_t *out, size_t n);
 /* Writes 2*n lowercase hex digits (no NUL). */

@@ -4,18 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MEMBER_MAX (64 * 1024)
+#include "ids.h"
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
+#define MEMBER_MAX (64 * 1024)
 
 /* Decodes [s, s+n) into out (NUL-terminated), trimming surrounding spaces. -1 on a bad escape. */
 static int percent_decode(const char *s, size_t n, char *out)
@@ -32,7 +23,7 @@ static int percent_decode(const char *s, size_t n, char *out)
         }
         if (i + 2 >= n) /* "%" needs two hex digits after it */
             return -1;
-        int hi = hexval(s[i + 1]), lo = hexval(s[i + 2]);
+        int hi = hex_digit_value(s[i + 1]), lo = hex_digit_value(s[i + 2]);
         if (hi < 0 || lo < 0)
             return -1;
         out[o++] = (char)(hi << 4 | lo);
