@@ -65,8 +65,18 @@ $(BUILD)/static/%.o: %.c $(LIB_HDRS) | $(BUILD)
 	@mkdir -p $(dir $@)
 	@echo "  CC    $<"; $(CC) $(LIB_CFLAGS) -DPROFLINK_STATIC -c $< -o $@
 
+# One relocatable object with every hidden symbol made local, so that a program's own log_msg or
+# config_load cannot collide with proflink's internals; pthread_wrap.o stays a separate member,
+# pulled in only by programs linked with -Wl,--wrap=pthread_create.
+OBJCOPY ?= objcopy
+define static_archive
+	$(1) -r -nostdlib -o $(dir $@)static/proflink-all.o $(filter-out %/pthread_wrap.o,$^)
+	$(OBJCOPY) --localize-hidden $(dir $@)static/proflink-all.o
+	rm -f $@ && ar rcs $@ $(dir $@)static/proflink-all.o $(filter %/pthread_wrap.o,$^)
+endef
+
 $(BUILD)/libproflink.a: $(patsubst %.c,$(BUILD)/static/%.o,$(LIB_SRCS))
-	rm -f $@ && ar rcs $@ $^
+	$(call static_archive,$(CC))
 
 $(BUILD)/musl/obj/%.o: %.c $(LIB_HDRS) | $(BUILD)
 	@mkdir -p $(dir $@)
@@ -80,7 +90,7 @@ $(BUILD)/musl/static/%.o: %.c $(LIB_HDRS) | $(BUILD)
 	@echo "  MUSL  $<"; $(MUSL_CC) $(LIB_CFLAGS) -DPROFLINK_STATIC -c $< -o $@
 
 $(BUILD)/musl/libproflink.a: $(patsubst %.c,$(BUILD)/musl/static/%.o,$(LIB_SRCS))
-	rm -f $@ && ar rcs $@ $^
+	$(call static_archive,$(MUSL_CC))
 
 $(BUILD)/proflink-inspect: tools/proflink-inspect.c $(TOOL_COMMON) $(wildcard tools/*.h) | $(BUILD)
 	$(CC) $(TOOL_CFLAGS) -o $@ tools/proflink-inspect.c $(TOOL_COMMON)
@@ -94,6 +104,7 @@ $(BUILD):
 # Test helpers (C programs that know nothing of proflink, senders, readers); built with
 # ASan/UBSan where they do not run under the preload itself.
 include tests/helpers.mk
+include tests/static.mk
 include bench/bench.mk
 
 check: all test-helpers

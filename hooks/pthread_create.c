@@ -18,6 +18,18 @@
 #include "runtime.h"
 #include "thread_records.h"
 
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+/* In the static archive, pthread_wrap.c (a separate member) calls proflink_create_with_records,
+ * so it keeps default visibility there: it must survive the archive's localization of hidden
+ * symbols, and a static program has no dynamic symbol table to leak it into. In the preload
+ * library it is private. */
+#ifdef PROFLINK_STATIC
+#define BRIDGE PROFLINK_EXPORT
+#else
+#define BRIDGE static
+#endif
+
 static void *start_with_records(void *p)
 {
     struct thread_block *b = p;
@@ -27,8 +39,10 @@ static void *start_with_records(void *p)
     return fn(arg);
 }
 
-int create_with_records(create_fn next, pthread_t *t, const pthread_attr_t *a,
-                               void *(*fn)(void *), void *arg)
+/* Creates a thread through `next` (libc's pthread_create) with its records installed before fn
+ * runs. Prefixed: in a static link this symbol lives in the program's namespace. */
+BRIDGE int proflink_create_with_records(create_fn next, pthread_t *t, const pthread_attr_t *a,
+                                        void *(*fn)(void *), void *arg)
 {
     if (!runtime_active())
         return next(t, a, fn, arg);
@@ -86,6 +100,6 @@ PROFLINK_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *a, void *
     create_fn next = resolve_next();
     if (!next)
         return EAGAIN;
-    return create_with_records(next, t, a, fn, arg);
+    return proflink_create_with_records(next, t, a, fn, arg);
 }
 #endif

@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -63,6 +64,13 @@ static int publish_process(const struct config *cfg)
 static int start_once(void)
 {
     struct config *cfg = &proflink_config;
+    /* setuid/setgid programs (secure-exec): their environment is the caller's and unreadable to
+     * us (secure_getenv), so nothing could select or configure them. Never activate there: a
+     * root-owned socket in a shared /tmp for every `passwd` run helps nobody. */
+    if (getauxval(AT_SECURE)) {
+        log_debug("secure-exec program: not activating");
+        return -1;
+    }
     config_load(cfg);
     if (!cfg->selected) {
         log_debug("%s is not selected by PROFLINK_INCLUDE/EXCLUDE", cfg->exe_path);

@@ -1,1 +1,61 @@
-# placeholder: install targets
+# install.mk — `make install` / `make uninstall` (included by the Makefile).
+#
+#   make install PREFIX=/usr/local DESTDIR=/staging
+#
+# Layout (LIBDIR = PREFIX/lib unless given):
+#   BINDIR/proflink-run, proflink-inspect, proflink-agent (the tools that were built)
+#   LIBDIR/elastic-jvmti-linux-proflink-ARCH.so    glibc preload library; the profiler finds it
+#                                                   by this file name, so it is never renamed
+#   LIBDIR/libproflink.so -> the above             for -lproflink (its SONAME is the above)
+#   LIBDIR/libproflink.a                           static variant (call proflink_init())
+#   LIBDIR/proflink/musl/elastic-jvmti-linux-proflink-musl-ARCH.so, libproflink.so, .a
+#                                                   musl variant, kept out of glibc's search path
+#   INCLUDEDIR/proflink.h, PKGCONFIGDIR/proflink.pc
+# proflink-run finds the libraries relative to itself (BINDIR/../lib) and, failing that, in the
+# LIBDIR written into it here, so a DESTDIR tree works before it is moved into place.
+PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+MUSL_LIBDIR  := $(LIBDIR)/proflink/musl
+INSTALL      ?= install
+
+PROFLINK_VERSION := $(shell sed -n 's/^\#define PROFLINK_VERSION_STRING "\(.*\)"/\1/p' include/proflink.h)
+INSTALL_TOOLS    := $(filter $(BUILD)/proflink-inspect $(BUILD)/proflink-agent,$(ALL))
+INSTALL_MUSL     := $(filter $(MUSL_LIB),$(ALL))
+
+install: all
+	$(INSTALL) -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(LIBDIR)' '$(DESTDIR)$(INCLUDEDIR)' \
+	    '$(DESTDIR)$(PKGCONFIGDIR)'
+	$(INSTALL) -m 755 $(LIB) '$(DESTDIR)$(LIBDIR)/$(SONAME)'
+	ln -sf $(SONAME) '$(DESTDIR)$(LIBDIR)/libproflink.so'
+	$(INSTALL) -m 644 $(BUILD)/libproflink.a '$(DESTDIR)$(LIBDIR)/libproflink.a'
+ifneq ($(INSTALL_MUSL),)
+	$(INSTALL) -d '$(DESTDIR)$(MUSL_LIBDIR)'
+	$(INSTALL) -m 755 $(MUSL_LIB) '$(DESTDIR)$(MUSL_LIBDIR)/$(MUSL_SONAME)'
+	ln -sf $(MUSL_SONAME) '$(DESTDIR)$(MUSL_LIBDIR)/libproflink.so'
+	$(INSTALL) -m 644 $(BUILD)/musl/libproflink.a '$(DESTDIR)$(MUSL_LIBDIR)/libproflink.a'
+endif
+	$(INSTALL) -m 644 include/proflink.h '$(DESTDIR)$(INCLUDEDIR)/proflink.h'
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@SONAME@|$(SONAME)|g' \
+	    -e 's|@MUSL_SONAME@|$(MUSL_SONAME)|g' -e 's|@VERSION@|$(PROFLINK_VERSION)|g' \
+	    scripts/proflink.pc.in >'$(DESTDIR)$(PKGCONFIGDIR)/proflink.pc'
+	chmod 644 '$(DESTDIR)$(PKGCONFIGDIR)/proflink.pc'
+	sed -e "s|^installed_libdir='@LIBDIR@'|installed_libdir='$(LIBDIR)'|" \
+	    scripts/proflink-run >'$(DESTDIR)$(BINDIR)/proflink-run'
+	chmod 755 '$(DESTDIR)$(BINDIR)/proflink-run'
+ifneq ($(INSTALL_TOOLS),)
+	$(INSTALL) -m 755 $(INSTALL_TOOLS) '$(DESTDIR)$(BINDIR)/'
+endif
+
+uninstall:
+	rm -f '$(DESTDIR)$(BINDIR)/proflink-run' '$(DESTDIR)$(BINDIR)/proflink-inspect' \
+	    '$(DESTDIR)$(BINDIR)/proflink-agent' \
+	    '$(DESTDIR)$(LIBDIR)/$(SONAME)' '$(DESTDIR)$(LIBDIR)/libproflink.so' \
+	    '$(DESTDIR)$(LIBDIR)/libproflink.a' \
+	    '$(DESTDIR)$(MUSL_LIBDIR)/$(MUSL_SONAME)' '$(DESTDIR)$(MUSL_LIBDIR)/libproflink.so' \
+	    '$(DESTDIR)$(MUSL_LIBDIR)/libproflink.a' \
+	    '$(DESTDIR)$(INCLUDEDIR)/proflink.h' '$(DESTDIR)$(PKGCONFIGDIR)/proflink.pc'
+	rmdir '$(DESTDIR)$(MUSL_LIBDIR)' '$(DESTDIR)$(LIBDIR)/proflink' 2>/dev/null || :

@@ -1,0 +1,150 @@
+#!/usr/bin/env bats
+# make install / make uninstall: the layout, the library names the profiler matches, the
+# pkg-config file (dynamic and static linking with it), the installed proflink-run finding the
+# installed libraries, and an uninstall that leaves nothing behind.
+load helpers
+bats_require_minimum_version 1.5.0
+
+SONAME=elastic-jvmti-linux-proflink-$ARCH.so
+MUSL_SONAME=elastic-jvmti-linux-proflink-musl-$ARCH.so
+PREFIX=/usr/local
+
+setup_file() {
+    command -v pkg-config >/dev/null || {
+        echo "pkg-config is not installed (apt-get install -y pkg-config)" >&2
+        return 1
+    }
+    export DEST=$BATS_FILE_TMPDIR/dest
+    make -s -C "$ROOT" install PREFIX="$PREFIX" DESTDIR="$DEST" >"$BATS_FILE_TMPDIR/install.log" 2>&1 || {
+        cat "$BATS_FILE_TMPDIR/install.log" >&2
+        return 1
+    }
+}
+
+setup() { P=$DEST$PREFIX; }
+
+has_musl() { [ -f "$ROOT/build/musl/$MUSL_SONAME" ]; }
+
+@test "install: libraries keep the names the profiler matches, with the libproflink.so link" {
+    [ -f "$P/lib/$SONAME" ] && [ -x "$P/lib/$SONAME" ]
+    cmp "$P/lib/$SONAME" "$ROOT/build/$SONAME"
+    [ "$(readlink "$P/lib/libproflink.so")" = "$SONAME" ]
+    [ "$(stat -c %a "$P/lib/libproflink.a")" = 644 ]
+    if has_musl; then
+        [ -x "$P/lib/proflink/musl/$MUSL_SONAME" ]
+        cmp "$P/lib/proflink/musl/$MUSL_SONAME" "$ROOT/build/musl/$MUSL_SONAME"
+        [ "$(readlink "$P/lib/proflink/musl/libproflink.so")" = "$MUSL_SONAME" ]
+        [ -f "$P/lib/proflink/musl/libproflink.a" ]
+    fi
+}
+
+@test "install: header, pkg-config file, proflink-run and the built tools" {
+    cmp "$P/include/proflink.h" "$ROOT/include/proflink.h"
+    [ -f "$P/lib/pkgconfig/proflink.pc" ]
+    ! grep -q '@[A-Z_]*@' "$P/lib/pkgconfig/proflink.pc"
+    [ -x "$P/bin/proflink-run" ]
+    grep -qx "installed_libdir='$PREFIX/lib'" "$P/bin/proflink-run"
+    for tool in proflink-inspect proflink-agent; do
+        if [ -x "$ROOT/build/$tool" ]; then
+            [ -x "$P/bin/$tool" ]
+        fi
+    done
+    # nothing else: every installed file is one of these
+    run bash -c "cd '$DEST' && find . -type f -o -type l | sort"
+    for f in "${lines[@]}"; do
+        case $f in
+            ./usr/local/bin/proflink-run | ./usr/local/bin/proflink-inspect | ./usr/local/bin/proflink-agent) ;;
+            ./usr/local/lib/$SONAME | ./usr/local/lib/libproflink.so | ./usr/local/lib/libproflink.a) ;;
+            ./usr/local/lib/proflink/musl/$MUSL_SONAME | ./usr/local/lib/proflink/musl/libproflink.so) ;;
+            ./usr/local/lib/proflink/musl/libproflink.a) ;;
+            ./usr/local/include/proflink.h | ./usr/local/lib/pkgconfig/proflink.pc) ;;
+            *) echo "unexpected file $f"; false ;;
+        esac
+    done
+}
+
+@test "the installed proflink-run finds the installed libraries" {
+    run "$P/bin/proflink-run" --print-lib "$ROOT/build/tests/target_threads"
+    [ "$status" -eq 0 ]
+    [ "$output" = "$P/lib/$SONAME" ]
+    if has_musl && [ -x "$ROOT/build/tests/musl/target_threads" ]; then
+        run "$P/bin/proflink-run" --print-lib "$ROOT/build/tests/musl/target_threads"
+        [ "$output" = "$P/lib/proflink/musl/$MUSL_SONAME" ]
+    fi
+    # through a symbolic link to it, as from /usr/bin
+    ln -s "$P/bin/proflink-run" "$BATS_TEST_TMPDIR/proflink-run"
+    run "$BATS_TEST_TMPDIR/proflink-run" --print-lib ls
+    [ "$output" = "$P/lib/$SONAME" ]
+}
+
+@test "pkg-config: flags, version and the preload variables" {
+    export PKG_CONFIG_PATH=$P/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$DEST
+    run pkg-config --cflags --libs proflink
+    [ "$status" -eq 0 ]
+    [ "$(echo $output)" = "-I$P/include -L$P/lib -lproflink" ]
+    run pkg-config --modversion proflink
+    [ "$output" = "$(sed -n 's/^#define PROFLINK_VERSION_STRING "\(.*\)"/\1/p' "$ROOT/include/proflink.h")" ]
+    # the paths where the libraries will be once the tree is in place (pkgconf would prefix
+    # them with the sysroot)
+    unset PKG_CONFIG_SYSROOT_DIR
+    run pkg-config --variable=preload proflink
+    [ "$output" = "$PREFIX/lib/$SONAME" ]
+    run pkg-config --variable=musl_preload proflink
+    [ "$output" = "$PREFIX/lib/proflink/musl/$MUSL_SONAME" ]
+}
+
+@test "a program linked with pkg-config's -lproflink loads the library under its profiler-visible name" {
+    export PKG_CONFIG_PATH=$P/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$DEST
+    cat >"$BATS_TEST_TMPDIR/linked.c" <<'EOF'
+#include <stdio.h>
+#include <unistd.h>
+#include "proflink.h"
+int main(void)
+{
+    printf("version %s\nready %d\n", proflink_version(), (int)getpid());
+    fflush(stdout);
+    sleep(10);
+    return 0;
+}
+EOF
+    # shellcheck disable=SC2046
+    gcc -o "$BATS_TEST_TMPDIR/linked" "$BATS_TEST_TMPDIR/linked.c" $(pkg-config --cflags --libs proflink)
+    readelf -dW "$BATS_TEST_TMPDIR/linked" | grep -F "Shared library: [$SONAME]"
+    setup_sockdir
+    LD_LIBRARY_PATH=$P/lib "$BATS_TEST_TMPDIR/linked" >"$BATS_TEST_TMPDIR/linked.out" &
+    TARGET_PID=$!
+    wait_for_line "$BATS_TEST_TMPDIR/linked.out" '^ready'
+    grep -q "^version " "$BATS_TEST_TMPDIR/linked.out"
+    # a DT_NEEDED library is in static TLS too: the profiler attaches
+    wait_attachable "$TARGET_PID"
+    stop_target
+    rm -rf "$SOCKDIR"
+}
+
+@test "a static program linked with pkg-config --static" {
+    export PKG_CONFIG_PATH=$P/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$DEST
+    printf '#include "proflink.h"\nint main(void) { return proflink_init() == 0 ? 0 : 1; }\n' >"$BATS_TEST_TMPDIR/s.c"
+    # shellcheck disable=SC2046
+    gcc -static -o "$BATS_TEST_TMPDIR/s" "$BATS_TEST_TMPDIR/s.c" $(pkg-config --static --cflags --libs proflink)
+    ! readelf -lW "$BATS_TEST_TMPDIR/s" | grep -q INTERP
+    setup_sockdir
+    "$BATS_TEST_TMPDIR/s"
+    rm -rf "$SOCKDIR"
+}
+
+@test "uninstall removes every installed file" {
+    make -s -C "$ROOT" uninstall PREFIX="$PREFIX" DESTDIR="$DEST"
+    run bash -c "cd '$DEST' && find . -type f -o -type l"
+    [ -z "$output" ]
+    [ ! -e "$P/lib/proflink" ]
+}
+
+@test "install with PREFIX only: proflink-run also works once copied elsewhere" {
+    prefix=$BATS_TEST_TMPDIR/prefix
+    make -s -C "$ROOT" install PREFIX="$prefix" >/dev/null
+    cp "$prefix/bin/proflink-run" "$BATS_TEST_TMPDIR/moved-run"
+    run "$BATS_TEST_TMPDIR/moved-run" --print-lib ls
+    [ "$output" = "$prefix/lib/$SONAME" ]
+    make -s -C "$ROOT" uninstall PREFIX="$prefix"
+    [ -z "$(find "$prefix" -type f -o -type l)" ]
+}

@@ -1,0 +1,199 @@
+#!/usr/bin/env bats
+# variants: glibc musl
+# One contract, two C libraries: the library of this variant ($LIB) carries what the apmint
+# reader looks for in the ELF file, its dynamic linker puts the TLS pointers in static TLS (the
+# TLSDESC argument word is the offset from the thread pointer, checked against the addresses
+# the threads themselves see), and a program of this libc is fully visible from outside.
+load helpers
+
+setup() { setup_sockdir; }
+teardown() { stop_target; rm -rf "$SOCKDIR"; }
+
+case $ARCH in
+    x86_64) TLSDESC=R_X86_64_TLSDESC ;;
+    aarch64) TLSDESC=R_AARCH64_TLSDESC ;;
+esac
+
+@test "ELF: R_*_TLSDESC relocations name both TLS pointers, and nothing relaxes them" {
+    run readelf -rW "$LIB"
+    [ "$status" -eq 0 ]
+    echo "$output" | grep -E "$TLSDESC +[0-9a-f]+ +elastic_apm_profiling_correlation_tls_v1 "
+    echo "$output" | grep -E "$TLSDESC +[0-9a-f]+ +otel_thread_ctx_v1 "
+    # the dialects the reader cannot use: module/offset pairs and initial-exec offsets
+    ! echo "$output" | grep -E 'DTPMOD|DTPOFF|TPOFF' | grep -E 'correlation_tls_v1|otel_thread_ctx_v1'
+    # section headers are present (the reader walks SHT_RELA sections)
+    [ "$(readelf -hW "$LIB" | awk '/Number of section headers/ {print $NF}')" -gt 0 ]
+}
+
+@test "ELF: the storage symbol is an 8-byte object and the TLS pointers are 8-byte TLS, all exported" {
+    run readelf -sW --dyn-syms "$LIB"
+    [ "$status" -eq 0 ]
+    dyn=$(echo "$output" | sed -n "/Symbol table '.dynsym'/,/Symbol table '.symtab'/p")
+    echo "$dyn" | grep -E ' 8 OBJECT +GLOBAL +DEFAULT +[0-9]+ elastic_apm_profiling_correlation_process_storage_v1$'
+    echo "$dyn" | grep -E ' 8 TLS +GLOBAL +DEFAULT +[0-9]+ elastic_apm_profiling_correlation_tls_v1$'
+    echo "$dyn" | grep -E ' 8 TLS +GLOBAL +DEFAULT +[0-9]+ otel_thread_ctx_v1$'
+}
+
+@test "ELF: file name, SONAME, C library and load-time binding match the variant" {
+    base=$(basename "$LIB")
+    [[ "$base" =~ ^elastic-jvmti-linux-[A-Za-z0-9_-]*\.so$ ]] # the reader's file name pattern
+    run readelf -dW "$LIB"
+    echo "$output" | grep -F "Library soname: [$base]"
+    echo "$output" | grep -E 'FLAGS.*(BIND_NOW|NOW)'
+    if [ "$VARIANT" = musl ]; then
+        [[ "$base" == *-musl-* ]]
+        echo "$output" | grep -F 'Shared library: [libc.so]'
+        ! echo "$output" | grep -F 'libc.so.6'
+    else
+        echo "$output" | grep -F 'Shared library: [libc.so.6]'
+    fi
+}
+
+@test "ELF: the tracer API and nothing internal is exported" {
+    exports=$(nm -D --defined-only "$LIB" | awk '$2 ~ /[TDBV]/ {print $3}' | sed 's/@.*//' | sort)
+    for f in proflink_set_trace proflink_set_traceparent proflink_clear_trace proflink_get_trace \
+        proflink_set_message_callback proflink_end_transaction proflink_samples_delay_ms \
+        proflink_host_id proflink_get_stats proflink_version proflink_init; do
+        echo "$exports" | grep -qx "$f" || { echo "missing export $f"; false; }
+    done
+    # internal helpers stay hidden: nothing but the contract symbols, the API and the interposer
+    extra=$(echo "$exports" | grep -vE '^(proflink_[a-z_]+|elastic_apm_profiling_correlation_(process_storage|tls)_v1|otel_thread_ctx_v1|pthread_create|_init|_fini)$' || true)
+    [ -z "$extra" ] || { echo "unexpected exports: $extra"; false; }
+}
+
+# tls_truth PID FILE: for every "tls TID TP ADDR VALUE" line of target_tlsaddr in FILE, checks that
+# the TLSDESC argument word read from /proc/PID/mem (load bias + r_offset + 8) added to the
+# thread pointer is the address the thread itself sees, and that the pointer stored there is
+# the one the thread sees. Prints the word.
+tls_truth() {
+    python3 - "$1" "$2" "$LIB" "$TLSDESC" <<'EOF'
+import struct, sys
+pid, lines, lib, want = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+rtype = {'R_X86_64_TLSDESC': 36, 'R_AARCH64_TLSDESC': 1031}[want]
+d = open(lib, 'rb').read()
+shoff, = struct.unpack_from('<Q', d, 0x28)
+shentsize, shnum = struct.unpack_from('<HH', d, 0x3a)
+secs = [struct.unpack_from('<IIQQQQIIQQ', d, shoff + i * shentsize) for i in range(shnum)]
+r_offset = None
+for s in secs:
+    if s[1] != 4:  # SHT_RELA
+        continue
+    sym, strs = secs[s[6]], secs[secs[s[6]][6]]
+    for o in range(s[4], s[4] + s[5], 24):
+        off, info, _ = struct.unpack_from('<QQq', d, o)
+        if info & 0xffffffff != rtype:
+            continue
+        st_name, = struct.unpack_from('<I', d, sym[4] + (info >> 32) * 24)
+        start = strs[4] + st_name
+        if d[start:d.index(b'\0', start)] == b'elastic_apm_profiling_correlation_tls_v1':
+            r_offset = off
+assert r_offset is not None, 'no TLSDESC relocation names the variable'
+bias = None
+for line in open(f'/proc/{pid}/maps'):
+    f = line.split()
+    if len(f) >= 6 and f[5] == lib and int(f[2], 16) == 0:
+        bias = int(f[0].split('-')[0], 16)  # first PT_LOAD of a shared object is at vaddr 0
+        break
+assert bias is not None, f'{lib} is not mapped in {pid}'
+mem = open(f'/proc/{pid}/mem', 'rb')
+def word(addr):
+    mem.seek(addr)
+    return struct.unpack('<Q', mem.read(8))[0]
+w = word(bias + r_offset + 8)
+print(f'word {w - (1 << 64) if w >> 63 else w}')
+n = 0
+for line in open(lines):
+    f = line.split()
+    if not f or f[0] != 'tls':
+        continue
+    tid, tp, addr, value = int(f[1]), int(f[2], 16), int(f[3], 16), int(f[4], 16)
+    calc = (tp + w) & (2**64 - 1)
+    assert calc == addr, f'tid {tid}: tp {tp:#x} + word = {calc:#x}, but the thread sees {addr:#x}'
+    assert word(calc) == value, f'tid {tid}: read {word(calc):#x}, the thread has {value:#x}'
+    assert value != 0, f'tid {tid} has no record'
+    n += 1
+print(f'threads {n}')
+EOF
+}
+
+@test "static TLS: thread pointer + TLSDESC word is each thread's own copy (checked from inside)" {
+    LD_PRELOAD=$LIB "$HELPERS/target_tlsaddr" 3 10 >"$BATS_TEST_TMPDIR/tls.out" &
+    TARGET_PID=$!
+    wait_for_line "$BATS_TEST_TMPDIR/tls.out" '^ready'
+    run tls_truth "$TARGET_PID" "$BATS_TEST_TMPDIR/tls.out"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[1]}" = "threads 4" ]
+    word=${lines[0]#word }
+    [ "$word" -lt 0 ] # x86_64 and aarch64 variant II/I: below / above the thread pointer
+    # the outside reader derives the same offset and the same per-thread thread pointers
+    inspect_json "$TARGET_PID"
+    [ "$(jget 'j["tls_offset"]')" = "$word" ]
+    while read -r _ tid tp _; do
+        [ "$(jget "[int(t['thread_pointer'], 16) for t in j['threads'] if t['tid'] == $tid][0]")" = "$((tp))" ]
+    done < <(grep '^tls ' "$BATS_TEST_TMPDIR/tls.out")
+}
+
+@test "a program of this libc under \$LIB is attachable and every thread of it has a record" {
+    interp=$(readelf -lW "$HELPERS/target_threads" | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
+    if [ "$VARIANT" = musl ]; then [[ "$interp" == *musl* ]]; else [[ "$interp" == *ld-linux* ]]; fi
+    start_target "$HELPERS/target_threads" 4 10
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
+    inspect_json "$TARGET_PID"
+    [ "$(jget 'j["attachable"]')" = true ]
+    [ "$(jget 'j["library"]["path"]')" = "$LIB" ]
+    [ "$(jget 'j["storage"]["service_name"]')" = unknown_service:target_threads ]
+    [[ "$(jget 'j["storage"]["socket_path"]')" == "$SOCKDIR"/proflink-"$TARGET_PID"-*.sock ]]
+    # main + 4 workers; proflink's own reader thread is the only one without a record
+    [ "$(jget 'sum(1 for t in j["threads"] if t["comm"] != "proflink-reader")')" = 5 ]
+    [ "$(jget 'sum(1 for t in j["threads"] if t["comm"] != "proflink-reader" and t["apm"] and t["apm"]["valid"] == 1 and t["apm"]["minor"] == 1)')" = 5 ]
+    [ "$(jget 'all(t["apm"] is None for t in j["threads"] if t["comm"] == "proflink-reader")')" = true ]
+    [ "$(jget 'j["otel_process_context"]["found"]')" = true ]
+}
+
+@test "a traced program of this libc: context set and cleared through the API is seen from outside" {
+    trace=0af7651916cd43dd8448eb211c80319c span=b7ad6b7169203331 txn=00f067aa0ba902b7
+    start_target "$HELPERS/api_switch" "00-$trace-$span-01" "$txn" 2
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
+    grep -x "get 1 $trace $txn 01" "$BATS_TEST_TMPDIR/target.out"
+    inspect_json "$TARGET_PID"
+    [ "$(jget "sum(1 for t in j['threads'] if t['apm'] and t['apm']['trace_present'] == 1 and t['apm']['trace_id'] == '$trace' and t['apm']['span_id'] == '$span' and t['apm']['transaction_id'] == '$txn')")" = 2 ]
+    [ "$(jget "sum(1 for t in j['threads'] if t['otel'] and t['otel']['valid'] == 1 and t['otel']['attributes']['local_root_span_id'] == '$txn')")" = 2 ]
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^cleared'
+    inspect_json "$TARGET_PID"
+    [ "$(jget "[t['apm']['trace_present'] for t in j['threads'] if t['tid'] == $TARGET_PID][0]")" = 0 ]
+    [ "$(jget "[t['otel'] for t in j['threads'] if t['tid'] == $TARGET_PID][0]")" = null ]
+}
+
+@test "fork: the child of a program of this libc publishes its own socket and records" {
+    start_target "$HELPERS/target_fork" 10
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^child '
+    child=$(sed -n 's/^child //p' "$BATS_TEST_TMPDIR/target.out")
+    wait_attachable "$child"
+    inspect_json "$child"
+    [ "$(jget 'j["attachable"]')" = true ]
+    csock=$(jget 'j["storage"]["socket_path"]')
+    [[ "$csock" == "$SOCKDIR"/proflink-"$child"-*.sock ]]
+    [ -S "$csock" ]
+    # the child's main thread and the thread it started both have records
+    [ "$(jget 'sum(1 for t in j["threads"] if t["comm"] != "proflink-reader" and t["apm"] and t["apm"]["valid"] == 1)')" = 2 ]
+    inspect_json "$TARGET_PID" --no-threads
+    psock=$(jget 'j["storage"]["socket_path"]')
+    [[ "$psock" == "$SOCKDIR"/proflink-"$TARGET_PID"-*.sock ]]
+    [ -S "$psock" ]
+}
+
+@test "disabled: a program of this libc runs with nothing published" {
+    ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=false LD_PRELOAD=$LIB \
+        "$HELPERS/target_threads" 2 10 >"$BATS_TEST_TMPDIR/target.out" &
+    TARGET_PID=$!
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
+    grep -q "$LIB" "/proc/$TARGET_PID/maps" # loaded, but inert
+    run "$INSPECT" --json "$TARGET_PID"
+    [ "$status" -eq 1 ]
+    echo "$output" >"$BATS_TEST_TMPDIR/inspect.json"
+    [ "$(jget 'j["attachable"]')" = false ]
+    [ "$(jget 'j["threads"]')" = null ] || [ "$(jget 'sum(1 for t in j["threads"] if t["apm"])')" = 0 ]
+    [ -z "$(ls -A "$SOCKDIR")" ]
+    ! grep -q OTEL_CTX "/proc/$TARGET_PID/maps"
+}
