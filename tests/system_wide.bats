@@ -209,3 +209,21 @@ inert() {
     published "$TAIL_PID"
     published "$SH_PID"
 }
+
+@test "a setuid program never activates, whatever its environment says" {
+    command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+    d=$(mktemp -d /tmp/plsuid.XXXXXX)
+    chmod 0755 "$d"
+    cp "$HELPERS/target_threads" "$d/suid" && chown root:root "$d/suid" && chmod 4755 "$d/suid"
+    ns setpriv --reuid=65534 --regid=65534 --clear-groups "$d/suid" 2 1 >"$d/out" 2>"$d/err" &
+    KILL_PIDS=$!
+    for i in $(seq 50); do grep -q ready "$d/out" 2>/dev/null && break; sleep 0.05; done
+    pid=$(pgrep -n -f "^$d/suid")
+    grep -q elastic-jvmti-linux-proflink "/proc/$pid/maps" # loaded through /etc/ld.so.preload
+    ! ls /tmp/proflink-"$pid"-*.sock 2>/dev/null            # but created nothing
+    ! grep -q OTEL_CTX "/proc/$pid/maps"
+    ! grep -qx proflink-reader /proc/"$pid"/task/*/comm
+    wait "$KILL_PIDS"
+    grep -q done "$d/out"
+    rm -rf "$d"
+}
