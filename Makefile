@@ -105,6 +105,7 @@ $(BUILD):
 # ASan/UBSan where they do not run under the preload itself.
 include tests/helpers.mk
 include tests/static.mk
+include tests/fuzz.mk
 include bench/bench.mk
 
 check: all test-helpers

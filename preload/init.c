@@ -82,11 +82,18 @@ static int start_once(void)
         log_error("cannot create a thread key; profiler correlation disabled");
         return -1;
     }
+    /* The main thread's record first, so that a profiler that finds the storage finds the
+     * thread's context too (it reads the records on every sample, the storage once). */
+    struct thread_block *main_block =
+        thread_block_new(cfg->has_traceparent ? &cfg->traceparent : NULL);
+    if (main_block)
+        thread_block_install(main_block);
     int fd = publish_process(cfg);
-    if (fd < 0)
+    if (fd < 0) {
+        thread_block_release_self();
         return -1;
+    }
     atomic_store_explicit(&active, 1, memory_order_release);
-    thread_block_self_or_create(); /* the main thread is a thread proflink sees */
     hooks_install_fork_handlers();
     reader_start(fd);
     socket_cleanup_stale(socket_dir, socket_path);

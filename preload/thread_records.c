@@ -97,6 +97,15 @@ struct thread_block *thread_block_new(const struct trace_ctx *ctx)
 
 void thread_block_free_unused(struct thread_block *b) { free(b); }
 
+void thread_block_release_self(void)
+{
+    struct thread_block *b = thread_block_current;
+    if (!b)
+        return;
+    pthread_setspecific(exit_key, NULL);
+    block_destroy(b);
+}
+
 void thread_block_install(struct thread_block *b)
 {
     /* The exit key goes first: if it cannot be set, publishing would leak b at thread exit. */

@@ -72,6 +72,8 @@ struct thread_block *thread_block_new(const struct trace_ctx *ctx);
 void thread_block_free_unused(struct thread_block *b);
 /* Publish b as the calling thread's block (called first thing in a new thread). */
 void thread_block_install(struct thread_block *b);
+/* Unpublishes and frees the calling thread's block (start failed after it was installed). */
+void thread_block_release_self(void);
 /* Creates and installs a block for a thread proflink did not see start (TRACEPARENT context).
  * NULL when disabled or out of memory. */
 struct thread_block *thread_block_create_for_self(void) __attribute__((cold));

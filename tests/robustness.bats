@@ -110,3 +110,38 @@ prog() { echo "$HELPERS/target_threads" 3 0.05; }
     [ "$status" = 0 ]
     [[ "$output" == *"churned 10000"* ]]
 }
+
+@test "a program that closes our descriptors and reuses the numbers keeps all its data" {
+    mkfifo -m 600 "$SOCKDIR/fifo"
+    cat "$SOCKDIR/fifo" >/dev/null & # a consumer: the reader thread runs from the start
+    cat_pid=$!
+    # started with nothing open above 2 (bats keeps some), so that proflink's socket is fd 3
+    (
+        for fd in $(ls /proc/$BASHPID/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done
+        PROFLINK_FIFO=$SOCKDIR/fifo LD_PRELOAD=$LIB exec "$HELPERS/target_fdreuse" "$SOCKDIR/own.sock" 20
+    ) >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
+    pid=$!
+    ours=$(for i in $(seq 50); do ls "$SOCKDIR"/proflink-*.sock 2>/dev/null && break; sleep 0.05; done)
+    [ -n "$ours" ]
+    wait_for_line "$BATS_TEST_TMPDIR/out" '^fd '
+    grep -qx 'fd 3' "$BATS_TEST_TMPDIR/out" # the number proflink's socket had
+    # one datagram wakes the reader blocked on its (now closed) socket; then 20 for the
+    # program, spaced so that a reader that went on receiving on the reused number would
+    # take some of them
+    python3 - "$ours" "$SOCKDIR/own.sock" <<'PY'
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+try:
+    s.sendto(bytes(46), sys.argv[1])
+except OSError:
+    pass
+time.sleep(0.3)
+for i in range(20):
+    s.sendto(bytes(46), sys.argv[2])
+    time.sleep(0.02)
+PY
+    wait "$pid"
+    kill "$cat_pid" 2>/dev/null || true
+    cat "$BATS_TEST_TMPDIR/out"
+    grep -qx 'got 20' "$BATS_TEST_TMPDIR/out"
+}

@@ -14,8 +14,14 @@
  *                                 lives SECS seconds, prints "child-stats …" and exits 0; the
  *                                 parent prints "forked child=P"
  *   waitchild                     "child-exit status=S"
+ *   flip MS                       a thread replaces the callback for MS ms, alternating two
+ *                                 {fn, user} pairs, while messages flow: "flipped"
+ *   pairs                         "pairs ok=N bad=M": callback calls whose user pointer was
+ *                                 not their own fn's (must stay 0)
  *   sleep MS | quit
- * At start: "ready pid=P api=0|1". At EOF or quit: "bye" and exit 0. */
+ * At start: "ready pid=P api=0|1". At EOF or quit: "bye" and exit 0. SIGPIPE is reset to its
+ * default action (death) so that a SIGPIPE leaking from proflink would show. */
+#include <signal.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -138,6 +144,34 @@ static void count_message(const proflink_message *m, void *user)
     atomic_fetch_add(&cb_count, 1);
 }
 
+static char tag_a[] = "a", tag_b[] = "b";
+static _Atomic unsigned long pairs_ok, pairs_bad;
+
+static void cb_a(const proflink_message *m, void *user)
+{
+    (void)m;
+    atomic_fetch_add(user == tag_a ? &pairs_ok : &pairs_bad, 1);
+}
+
+static void cb_b(const proflink_message *m, void *user)
+{
+    (void)m;
+    atomic_fetch_add(user == tag_b ? &pairs_ok : &pairs_bad, 1);
+}
+
+static void *flipper(void *arg)
+{
+    double until = now_ms() + (double)(long)arg;
+    for (long i = 0; now_ms() < until; i++) {
+        if (i & 1)
+            set_cb(cb_b, tag_b);
+        else
+            set_cb(cb_a, tag_a);
+    }
+    out("flipped");
+    return NULL;
+}
+
 static int cmp_ids(const void *a, const void *b)
 {
     return memcmp(a, b, 16);
@@ -163,10 +197,12 @@ static void on_txn(const uint8_t trace_id[16], const uint8_t transaction_id[8],
         b64url(sorted[i].stack_trace_id, s);
         k += (size_t)sprintf(list + k, "%s%s:%u", i ? "," : "", s, sorted[i].count);
     }
-    out("txn %s t=%.3f thread=%s caller=%d n=%zu ids=%s", (const char *)user, now_ms(), name,
+    out("txn %s pid=%d t=%.3f thread=%s caller=%d n=%zu ids=%s", (const char *)user,
+        (int)getpid(), now_ms(), name,
         pthread_equal(pthread_self(), main_thread) ? 1 : 0, n, list);
     free(sorted);
     free(list);
+    free(user); /* the tag, strdup'ed by end_one */
 }
 
 static void print_stats(const char *prefix)
@@ -218,6 +254,7 @@ static void run_child(unsigned secs)
 int main(void)
 {
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    signal(SIGPIPE, SIG_DFL);
     main_thread = pthread_self();
     set_cb = (void (*)(proflink_message_fn, void *))dlsym(RTLD_DEFAULT,
                                                           "proflink_set_message_callback");
@@ -288,6 +325,12 @@ int main(void)
             int status = 0;
             waitpid(child, &status, 0);
             out("child-exit status=%d", status);
+        } else if (!strcmp(c, "flip") && argc == 2 && set_cb) {
+            pthread_t th;
+            pthread_create(&th, NULL, flipper, (void *)atol(argv[1]));
+            pthread_detach(th);
+        } else if (!strcmp(c, "pairs")) {
+            out("pairs ok=%lu bad=%lu", atomic_load(&pairs_ok), atomic_load(&pairs_bad));
         } else if (!strcmp(c, "sleep") && argc == 2) {
             usleep((useconds_t)atoi(argv[1]) * 1000);
             out("slept");

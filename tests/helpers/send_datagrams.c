@@ -8,9 +8,12 @@
  *   reg-hex DELAY_MS HOST_ID_HEX          the same, host id given as hex bytes
  *   raw HEX                               any bytes
  *   big N                                 N bytes: a correlation header, then filler
+ *   corr-ids TRACE_HEX32 TXN_HEX16 N      N correlations, distinct stack ids 1..N, count 1
+ *   corr-keys N                           N correlations with distinct transaction ids
  *   garbage SEED COUNT                    a seeded random corpus of mostly malformed datagrams
- * By default a full socket queue (EAGAIN) is waited out (up to 10 s per datagram) so that
- * tests are exact; --drop drops on EAGAIN like the profiler. Prints "sent N dropped M". */
+ * By default a full socket queue (EAGAIN) is waited out so that tests are exact (but if one
+ * datagram waits 3 s, nobody reads: the rest is sent as with --drop); --drop drops on EAGAIN
+ * like the profiler. Prints "sent N dropped M". */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,7 +45,10 @@ static void send_one(const void *buf, size_t len)
         }
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS)
             die("sendto");
-        if (drop_mode || tries > 50000) {
+        if (drop_mode || tries > 15000) {
+            if (!drop_mode)
+                fprintf(stderr, "send_datagrams: nobody reads for 3 s; dropping from now on\n");
+            drop_mode = 1;
             dropped++;
             return;
         }
@@ -121,12 +127,12 @@ static void garbage(uint64_t seed, unsigned long count)
 int main(int argc, char **argv)
 {
     int a = 1;
-    uint16_t minor = 0;
+    int minor = -1; /* -1: the command's own */
     for (; a < argc && argv[a][0] == '-' && argv[a][1] == '-'; a++) {
         if (!strcmp(argv[a], "--drop"))
             drop_mode = 1;
         else if (!strcmp(argv[a], "--minor") && a + 1 < argc)
-            minor = (uint16_t)atoi(argv[++a]);
+            minor = atoi(argv[++a]);
         else
             break;
     }
@@ -151,7 +157,7 @@ int main(int argc, char **argv)
 
     if (!strcmp(cmd, "corr") && nargs >= 4) {
         put16(buf, 1);
-        put16(buf + 2, minor ? minor : 1);
+        put16(buf + 2, (uint16_t)(minor >= 0 ? minor : 1));
         hex_bytes(args[0], buf + 4, 16);
         hex_bytes(args[1], buf + 20, 8);
         hex_bytes(args[2], buf + 28, 16);
@@ -163,7 +169,7 @@ int main(int argc, char **argv)
         put16(buf, 2);
         put32(buf + 4, (uint32_t)strtoul(args[0], NULL, 10));
         if (nargs == 1) {
-            put16(buf + 2, minor ? minor : 1);
+            put16(buf + 2, (uint16_t)(minor >= 0 ? minor : 1));
             send_one(buf, 8);
         } else {
             size_t n;
@@ -171,7 +177,7 @@ int main(int argc, char **argv)
                 memcpy(buf + 12, args[1], n = strlen(args[1]) < 1500 ? strlen(args[1]) : 1500);
             else
                 n = hex_bytes(args[1], buf + 12, 1500);
-            put16(buf + 2, minor ? minor : 2);
+            put16(buf + 2, (uint16_t)(minor >= 0 ? minor : 2));
             put32(buf + 8, (uint32_t)n);
             send_one(buf, 12 + n);
         }
@@ -184,6 +190,28 @@ int main(int argc, char **argv)
         put16(buf, 1);
         put16(buf + 2, 1);
         send_one(buf, n);
+    } else if (!strcmp(cmd, "corr-ids") && nargs >= 3) {
+        put16(buf, 1);
+        put16(buf + 2, 1);
+        hex_bytes(args[0], buf + 4, 16);
+        hex_bytes(args[1], buf + 20, 8);
+        put16(buf + 44, 1);
+        long n = atol(args[2]);
+        for (long i = 1; i <= n; i++) {
+            memcpy(buf + 28, &i, sizeof i);
+            send_one(buf, 46);
+        }
+    } else if (!strcmp(cmd, "corr-keys") && nargs >= 1) {
+        put16(buf, 1);
+        put16(buf + 2, 1);
+        memset(buf + 4, 0x7e, 16);
+        memset(buf + 28, 0x5a, 16);
+        put16(buf + 44, 1);
+        long n = atol(args[0]);
+        for (long i = 1; i <= n; i++) {
+            memcpy(buf + 20, &i, sizeof i);
+            send_one(buf, 46);
+        }
     } else if (!strcmp(cmd, "garbage") && nargs >= 2) {
         garbage(strtoull(args[0], NULL, 10), strtoul(args[1], NULL, 10));
     } else {

@@ -1,0 +1,209 @@
+#!/usr/bin/env bats
+# variants: glibc musl
+# PROFLINK_FIFO: every message and every delivered transaction as a JSON line in a named pipe
+# (DESIGN §4), and a program that never notices what the pipe's reader does.
+load message_helpers
+
+setup() {
+    setup_sockdir
+    FIFO=$BATS_TEST_TMPDIR/records.fifo
+    READ=$BATS_TEST_TMPDIR/read.jsonl
+    READER_PID=
+}
+teardown() {
+    msg_teardown
+    [ -n "$READER_PID" ] && kill "$READER_PID" 2>/dev/null
+    return 0
+}
+
+# start_reader [lines N | slow SECONDS] — a consumer appending what it reads to $READ. It has the
+# pipe open (so proflink can open its end) before this returns.
+start_reader() {
+    rm -f "$BATS_TEST_TMPDIR/reader.ready"
+    python3 - "$FIFO" "$READ" "${1:-all}" "${2:-0}" "$BATS_TEST_TMPDIR/reader.ready" 8>&- <<'PY' &
+import os, select, sys, time
+path, out, mode, arg, ready = sys.argv[1:6]
+fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a reader now: writers can open
+open(ready, "w").close()
+with open(out, "ab", buffering=0) as o:
+    if mode == "slow":
+        time.sleep(float(arg))
+    n = 0
+    while not (mode == "lines" and n >= int(arg)):
+        select.select([fd], [], [], 0.05)
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            continue
+        if not chunk:  # no writer (yet, or any more)
+            time.sleep(0.02)
+            continue
+        o.write(chunk)
+        n += chunk.count(b"\n")
+os.close(fd)
+PY
+    READER_PID=$!
+    local i
+    for i in $(seq 100); do
+        [ -e "$BATS_TEST_TMPDIR/reader.ready" ] && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+read_lines() { [ -f "$READ" ] && wc -l <"$READ" || echo 0; }
+
+wait_read() { # N [TENTHS]
+    local i
+    for i in $(seq "${2:-100}"); do
+        [ "$(read_lines)" -ge "$1" ] && return 0
+        sleep 0.1
+    done
+    echo "read $(read_lines) records, expected $1" >&2
+    return 1
+}
+
+@test "registration, correlation and transaction records round-trip, host id escaped" {
+    mkfifo -m 600 "$FIFO"
+    start_reader
+    start_msg_target ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=true PROFLINK_FIFO="$FIFO"
+    send reg-hex 60 225c0a01ffc3a97f # " \ newline U+0001 (invalid byte) é DEL
+    send reg 1500                      # minor 1: no host id
+    send corr "$TRACE" "$TXN" "$ID_A" 513
+    wait_stat correlations 1
+    cmd end "$TRACE" "$TXN" 1 sampled   # held, then written by the reader thread
+    X2=2222222222222222
+    cmd end "$TRACE" "$X2" 0 unsampled  # written by the application thread, at once
+    wait_read 5 40
+    python3 - "$READ" "$TARGET_PID" "$TRACE" "$TXN" "$B64_A" <<'PY'
+import json, sys
+path, pid, trace, txn, a = sys.argv[1:]
+recs = [json.loads(l) for l in open(path, "rb").read().decode("utf-8").splitlines()]
+by = lambda t: [r for r in recs if r["type"] == t]
+reg = by("registration")
+assert reg[0] == {"type": "registration", "pid": int(pid), "samples_delay_ms": 60,
+                  "host_id": '"\\\n\x01\ufffd\u00e9\x7f'}, reg[0]
+assert reg[1] == {"type": "registration", "pid": int(pid), "samples_delay_ms": 1500,
+                  "host_id": ""}, reg[1]
+assert by("correlation") == [{"type": "correlation", "pid": int(pid), "trace_id": trace,
+                              "transaction_id": txn, "stack_trace_id": a, "count": 513}], recs
+tx = {r["transaction_id"]: r for r in by("transaction")}
+assert tx[txn] == {"type": "transaction", "pid": int(pid), "trace_id": trace,
+                   "transaction_id": txn, "stack_trace_ids": {a: 513}}, tx
+assert tx["2222222222222222"]["stack_trace_ids"] == {}, tx
+assert list(recs[0]) == ["type", "pid", "samples_delay_ms", "host_id"]
+PY
+    stats
+    [ "$(stat_val fifo_records)" -eq 5 ] && [ "$(stat_val fifo_drops)" -eq 0 ]
+}
+
+@test "the FIFO is created 0600 if missing; with no reader records are dropped and counted" {
+    start_msg_target PROFLINK_FIFO="$FIFO"
+    [ -p "$FIFO" ]
+    [ "$(stat -c %a "$FIFO")" = 600 ]
+    send corr "$TRACE" "$TXN" "$ID_A" 1 20
+    cmd end "$TRACE" "$TXN" 0 t1
+    wait_stat correlations 20
+    wait_stat fifo_drops 21
+    [ "$(stat_val fifo_records)" -eq 0 ]
+    grep -qE '^txn t1 ' "$OUT"
+    stop_msg_target
+    [ "$TARGET_STATUS" -eq 0 ]
+}
+
+@test "a slow reader: what does not fit in the pipe is dropped and counted, the rest intact" {
+    mkfifo -m 600 "$FIFO"
+    start_reader slow 3
+    start_msg_target PROFLINK_FIFO="$FIFO"
+    cmd cb-count
+    send corr-ids "$TRACE" "$TXN" 6000
+    wait_stat correlations 6000
+    [ "$(stat_val fifo_drops)" -gt 0 ]
+    [ "$(( $(stat_val fifo_records) + $(stat_val fifo_drops) ))" -eq 6000 ]
+    [ "$(stat_val callbacks)" -eq 6000 ] # the program's own delivery is not affected
+    records=$(stat_val fifo_records)
+    wait_read "$records" 100
+    python3 - "$READ" <<'PY'
+import json, sys
+for raw in open(sys.argv[1], "rb"):
+    assert len(raw) <= 4096
+    assert json.loads(raw)["type"] == "correlation"
+PY
+    [ "$(read_lines)" -eq "$records" ]
+}
+
+@test "a reader that goes away midway: no SIGPIPE in any thread, records resume with a new one" {
+    mkfifo -m 600 "$FIFO"
+    start_reader lines 3
+    start_msg_target PROFLINK_FIFO="$FIFO"
+    for i in 1 2 3; do send corr "$TRACE" "$TXN" "$ID_A" "$i"; done
+    wait_read 3
+    wait "$READER_PID" || true
+    READER_PID=
+    # the first writes after the close come from an application thread (immediate
+    # transactions), then from the reader thread (messages): both get EPIPE
+    cmd end "$TRACE" "$TXN" 0 after-close-1
+    cmd end "$TRACE" "$TXN" 0 after-close-2
+    send corr "$TRACE" "$TXN" "$ID_B" 1 10
+    wait_stat correlations 13
+    [ "$(stat_val fifo_drops)" -ge 12 ]
+    grep -qE '^txn after-close-2 ' "$OUT"
+    kill -0 "$TARGET_PID"
+    # a new reader: records flow again (the pipe is reopened at most once a second)
+    : >"$READ"
+    start_reader lines 2
+    sleep 1.2
+    send corr "$TRACE" "$TXN" "$ID_A" 42
+    cmd end "$TRACE" "$TXN" 0 reopened
+    wait_read 2 40
+    grep -q '"count":42' "$READ"
+    grep -q '"type":"transaction"' "$READ"
+    # it goes away too; this time the reader thread is the first to write
+    wait "$READER_PID" || true
+    READER_PID=
+    stats
+    drops=$(stat_val fifo_drops)
+    send corr "$TRACE" "$TXN" "$ID_A" 43
+    wait_stat fifo_drops $((drops + 1))
+    tid=$(reader_tid "$TARGET_PID")
+    grep -qx 'SigPnd:[[:space:]]*0000000000000000' /proc/"$TARGET_PID"/task/"$tid"/status
+    grep -qx 'ShdPnd:[[:space:]]*0000000000000000' /proc/"$TARGET_PID"/status
+    stop_msg_target
+    [ "$TARGET_STATUS" -eq 0 ] # not 141: SIGPIPE never reached the program
+}
+
+@test "a transaction with more ids than fit one record is split into records that add up" {
+    mkfifo -m 600 "$FIFO"
+    start_reader
+    start_msg_target ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=true PROFLINK_FIFO="$FIFO"
+    send corr-ids "$TRACE" "$TXN" 300
+    wait_stat correlations 300
+    cmd end "$TRACE" "$TXN" 1 wide
+    wait_lines '^txn wide ' 1 40
+    grep -qE '^txn wide .* n=300 ' "$OUT"
+    wait_read 303 40
+    python3 - "$READ" "$TXN" <<'PY'
+import json, sys
+ids, parts = {}, 0
+for raw in open(sys.argv[1], "rb"):
+    assert len(raw) <= 4096, len(raw)
+    r = json.loads(raw)
+    if r["type"] == "transaction":
+        assert r["transaction_id"] == sys.argv[2]
+        parts += 1
+        for k, v in r["stack_trace_ids"].items():
+            assert k not in ids
+            ids[k] = v
+assert parts >= 2 and len(ids) == 300 and set(ids.values()) == {1}, (parts, len(ids))
+PY
+}
+
+@test "PROFLINK_FIFO naming a regular file: refused with a warning, the file untouched" {
+    echo keep >"$BATS_TEST_TMPDIR/plain"
+    start_msg_target PROFLINK_FIFO="$BATS_TEST_TMPDIR/plain"
+    send corr "$TRACE" "$TXN" "$ID_A" 1
+    cmd end "$TRACE" "$TXN" 0 t
+    wait_stat fifo_drops 2
+    [ "$(cat "$BATS_TEST_TMPDIR/plain")" = keep ]
+    grep -q 'not a named pipe' "$ERR"
+}
