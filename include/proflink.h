@@ -82,7 +82,15 @@ typedef struct proflink_message {
 
 /* Called on proflink's reader thread ("proflink-reader") for every valid message. The message
  * and the strings it points to are valid only during the call. Keep the callback short: the
- * profiler drops what the socket cannot queue while the reader is busy. NULL fn removes it. */
+ * profiler drops what the socket cannot queue while the reader is busy. NULL fn removes it.
+ * A replacement is race-free (fn is never called with another fn's user pointer), but one call
+ * of the old pair that had already started may still run just after this returns.
+ *
+ * The reader thread is started only when something consumes messages: PROFLINK_FIFO, or the
+ * first call of this function, proflink_end_transaction, proflink_samples_delay_ms or
+ * proflink_host_id (that first call pays one pthread_create). Until then the process stays as
+ * single-threaded as the program made it (unshare(CLONE_NEWUSER), setns() and per-thread
+ * credentials need that), and the kernel keeps the first few datagrams in the socket. */
 typedef void (*proflink_message_fn)(const proflink_message *msg, void *user);
 void proflink_set_message_callback(proflink_message_fn fn, void *user);
 
@@ -94,7 +102,7 @@ typedef struct proflink_stack_count {
 } proflink_stack_count;
 
 /* Receives an ended transaction with every stack-trace id the profiler reported for it. `ids`
- * is valid only during the call. Called on the reader thread when the transaction was held, or
+ * is valid only during the call, and never NULL (n_ids may be 0). Called on the reader thread when the transaction was held, or
  * on the caller's thread (from within proflink_end_transaction) when it is delivered at once. */
 typedef void (*proflink_transaction_fn)(const uint8_t trace_id[16],
                                         const uint8_t transaction_id[8],
@@ -112,7 +120,8 @@ typedef void (*proflink_transaction_fn)(const uint8_t trace_id[16],
 int proflink_end_transaction(const uint8_t trace_id[16], const uint8_t transaction_id[8],
                              uint8_t trace_flags, proflink_transaction_fn fn, void *user);
 
-/* The deferral delay in force: 1000 until a profiler registration says otherwise. */
+/* The deferral delay in force: 1000 until a profiler registration says otherwise; 0 when
+ * proflink is disabled. */
 uint32_t proflink_samples_delay_ms(void);
 
 /* Copies the host id the profiler registered (NUL-terminated, cut to cap-1). Returns its full
@@ -127,7 +136,7 @@ typedef struct proflink_stats {
     uint64_t registrations;          /* valid registration messages */
     uint64_t discarded_truncated;    /* shorter than their type and minor require */
     uint64_t discarded_oversized;    /* larger than the receive buffer (MSG_TRUNC) */
-    uint64_t ignored_unknown_type;   /* well-formed header, type we do not know */
+    uint64_t ignored_unknown_type;   /* well-formed header, type (or minor 0) we do not know */
     uint64_t fifo_records;           /* JSON records written to PROFLINK_FIFO */
     uint64_t fifo_drops;             /* records dropped: no reader, pipe full or closed */
     uint64_t transactions_deferred;  /* held for samples-delay-ms */
