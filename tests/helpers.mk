@@ -12,7 +12,7 @@ test-helpers: $(HELPER_BINS)
 
 # Helpers that run as the target of a preload test are built without sanitizers (see above);
 # the others (senders, readers, unit drivers) with them.
-$(BUILD)/tests/%: tests/helpers/%.c $(LIB_HDRS) | $(BUILD)
+$(BUILD)/tests/%: tests/helpers/%.c $(wildcard tests/helpers/*.h) $(LIB_HDRS) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(HELPER_CFLAGS) $(if $(filter target_% api_%,$*),,$(SANITIZE)) -o $@ $< $(HELPER_LIBS_$*) -ldl
 
@@ -22,6 +22,6 @@ ifneq ($(MUSL_CC),)
 test-helpers: $(MUSL_TARGETS)
 endif
 
-$(BUILD)/tests/musl/%: tests/helpers/%.c $(LIB_HDRS) | $(BUILD)
+$(BUILD)/tests/musl/%: tests/helpers/%.c $(wildcard tests/helpers/*.h) $(LIB_HDRS) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) $(HELPER_CFLAGS) -o $@ $< $(HELPER_LIBS_$*)

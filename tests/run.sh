@@ -4,6 +4,9 @@
 # once per libc variant (PROFLINK_VARIANT), the musl run only where musl-gcc is installed.
 set -u
 cd "$(dirname "$0")/.."
+# `make check` runs us: programs under test must not inherit make's own settings (a nested
+# make would print "Entering directory" lines and change the outputs being compared)
+unset MAKELEVEL MAKEFLAGS MFLAGS MAKEOVERRIDES
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(tests/*.bats)
 passed=0 failed=0 skipped=0

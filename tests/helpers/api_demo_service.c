@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "out_line.h"
+
 #include "proflink.h"
 
 static void (*api_set)(const uint8_t *, const uint8_t *, const uint8_t *, uint8_t);
@@ -41,26 +43,6 @@ static _Atomic unsigned long requests, deferred, delivered, correlations, sample
 static struct timespec deadline;
 static volatile uint64_t sink; /* keeps the work from being optimized away */
 
-static void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void out(const char *fmt, ...)
-{
-    char line[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    if (n > (int)sizeof line - 2)
-        n = (int)sizeof line - 2;
-    line[n++] = '\n';
-    for (int off = 0; off < n;) {
-        ssize_t w = write(1, line + off, (size_t)(n - off));
-        if (w <= 0)
-            return;
-        off += (int)w;
-    }
-}
 
 static int64_t now_ns(void)
 {

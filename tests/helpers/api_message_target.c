@@ -35,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "out_line.h"
+
 #include "proflink.h"
 
 static void (*set_cb)(proflink_message_fn, void *);
@@ -56,25 +58,6 @@ static double now_ms(void)
     return (ts.tv_sec - t0.tv_sec) * 1e3 + (ts.tv_nsec - t0.tv_nsec) / 1e6;
 }
 
-static void out(const char *fmt, ...)
-{
-    char line[16384];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    if (n > (int)sizeof line - 2)
-        n = (int)sizeof line - 2;
-    line[n++] = '\n';
-    for (int off = 0; off < n;) {
-        ssize_t w = write(1, line + off, (size_t)(n - off));
-        if (w <= 0)
-            return;
-        off += (int)w;
-    }
-}
 
 static void hex(const uint8_t *b, size_t n, char *o)
 {
