@@ -39,15 +39,7 @@ void fifo_write(const char *buf, size_t len, unsigned n, int signals_blocked)
     (void)buf, (void)len, (void)n, (void)signals_blocked;
 }
 
-static int checks, failures;
-#define CHECK(cond)                                                                            \
-    do {                                                                                       \
-        checks++;                                                                              \
-        if (!(cond)) {                                                                         \
-            failures++;                                                                        \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                    \
-        }                                                                                      \
-    } while (0)
+#include "check.h"
 
 /* ---- the stand-in reader ------------------------------------------------------------------- */
 static sem_t wake_sem;

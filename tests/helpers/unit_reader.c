@@ -18,16 +18,7 @@
 #include "../../preload/records.c"
 #include "../../preload/txqueue.c"
 
-static int checks, failures;
-
-#define CHECK(cond)                                                                            \
-    do {                                                                                       \
-        checks++;                                                                              \
-        if (!(cond)) {                                                                         \
-            failures++;                                                                        \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                    \
-        }                                                                                      \
-    } while (0)
+#include "check.h"
 
 static void unhex(const char *s, uint8_t *out)
 {
