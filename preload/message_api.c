@@ -8,6 +8,7 @@
 
 #include "deferral.h"
 #include "export.h"
+#include "pull_queue.h"
 #include "reader_lazy.h"
 #include "runtime.h"
 #include "spin.h"
@@ -129,11 +130,34 @@ PROFLINK_EXPORT int proflink_end_transaction(const uint8_t trace_id[16],
                                              uint8_t trace_flags, proflink_transaction_fn fn,
                                              void *user)
 {
-    if (!trace_id || !transaction_id || !fn)
+    if (!trace_id || !transaction_id)
         return -1;
     if (runtime_active())
         reader_ensure_running(); /* the first one goes out at once if the start is racing */
-    return deferral_end(trace_id, transaction_id, trace_flags, fn, user);
+    return deferral_end(trace_id, transaction_id, trace_flags, fn, user); /* fn NULL: pull */
+}
+
+/* ---- Pull delivery (pull_queue.h) ---------------------------------------------------------- */
+PROFLINK_EXPORT long proflink_take_transactions(void *buf, size_t cap)
+{
+    if (!runtime_active() || (!buf && cap))
+        return 0;
+    return pull_queue_take(buf, cap);
+}
+
+PROFLINK_EXPORT int proflink_transactions_fd(void)
+{
+    if (!runtime_active())
+        return -1;
+    reader_ensure_running(); /* the pipe is for results the reader releases */
+    return pull_queue_fd();
+}
+
+PROFLINK_EXPORT int proflink_flush_transactions(void)
+{
+    if (!runtime_active())
+        return -1;
+    return deferral_flush();
 }
 
 /* ---- fork ---------------------------------------------------------------------------------- */
@@ -141,16 +165,19 @@ void message_api_fork_prepare(void)
 {
     pthread_mutex_lock(&cb_lock);
     pthread_mutex_lock(&host_lock);
+    pull_queue_fork_prepare();
 }
 
 void message_api_fork_parent(void)
 {
+    pull_queue_fork_parent();
     pthread_mutex_unlock(&host_lock);
     pthread_mutex_unlock(&cb_lock);
 }
 
 void message_api_fork_child(void)
 {
+    pull_queue_fork_child();
     pthread_mutex_unlock(&host_lock);
     pthread_mutex_unlock(&cb_lock);
 }

@@ -53,7 +53,9 @@ esac
     exports=$(nm -D --defined-only "$LIB" | awk '$2 ~ /[TDBV]/ {print $3}' | sed 's/@.*//' | sort)
     for f in proflink_set_trace proflink_set_traceparent proflink_clear_trace proflink_get_trace \
         proflink_set_message_callback proflink_end_transaction proflink_samples_delay_ms \
-        proflink_host_id proflink_get_stats proflink_version proflink_init; do
+        proflink_host_id proflink_get_stats proflink_version proflink_init \
+        proflink_set_context proflink_swap_context proflink_take_transactions \
+        proflink_transactions_fd proflink_flush_transactions proflink_set_resource; do
         echo "$exports" | grep -qx "$f" || { echo "missing export $f"; false; }
     done
     # internal helpers stay hidden: nothing but the contract symbols, the API and the interposer

@@ -20,6 +20,7 @@
 #include "../../preload/deferral.c"
 #include "../../preload/json.c"
 #include "../../preload/message_api.c"
+#include "../../preload/pull_queue.c"
 #include "../../preload/records.c"
 #include "../../preload/txqueue.c"
 
