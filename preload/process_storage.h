@@ -8,7 +8,8 @@
 
 struct config;
 
-/* Builds the block and publishes it (replacing and freeing a previous one: a fork child).
+/* Builds the block and publishes it, replacing a previous one (a fork child, a tracer's new
+ * service name) without freeing it: a profiler may be reading it (process_storage.c).
  * 0 ok, -1 out of memory (the pointer is left as it was). */
 int process_storage_publish(const struct config *cfg, const char *socket_path);
 /* Sets the pointer back to NULL and frees the block. */

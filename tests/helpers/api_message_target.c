@@ -33,6 +33,7 @@
  *   cancelend TRACE32 TXN16       a thread ends the (unsampled) transaction; its callback
  *                                 cancels the thread (deferred: it stops at the next
  *                                 cancellation point); then fork(): "cancel-fork status=S"
+ *   resource ATTRS                proflink_set_resource(ATTRS) ("-" = NULL): "resource rc=R"
  *   sleep MS | quit
  * At start: "ready pid=P api=0|1". At EOF or quit: "bye" and exit 0. SIGPIPE is reset to its
  * default action (death) so that a SIGPIPE leaking from proflink would show. */
@@ -65,6 +66,7 @@ static size_t (*host_id)(char *, size_t);
 static long (*take_txns)(void *, size_t);
 static int (*txns_fd)(void);
 static int (*flush_txns)(void);
+static int (*set_resource)(const char *);
 
 static struct timespec t0;
 static pthread_t main_thread;
@@ -347,6 +349,7 @@ int main(void)
     take_txns = (long (*)(void *, size_t))dlsym(RTLD_DEFAULT, "proflink_take_transactions");
     txns_fd = (int (*)(void))dlsym(RTLD_DEFAULT, "proflink_transactions_fd");
     flush_txns = (int (*)(void))dlsym(RTLD_DEFAULT, "proflink_flush_transactions");
+    set_resource = (int (*)(const char *))dlsym(RTLD_DEFAULT, "proflink_set_resource");
     out("ready pid=%d api=%d", (int)getpid(), set_cb && end_txn ? 1 : 0);
 
     char line[1024];
@@ -493,6 +496,8 @@ int main(void)
             int status = -1;
             waitpid(p, &status, 0);
             out("cancel-fork status=%d", status);
+        } else if (!strcmp(c, "resource") && argc == 2 && set_resource) {
+            out("resource rc=%d", set_resource(strcmp(argv[1], "-") ? argv[1] : NULL));
         } else if (!strcmp(c, "sleep") && argc == 2) {
             usleep((useconds_t)atoi(argv[1]) * 1000);
             out("slept");
