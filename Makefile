@@ -106,6 +106,7 @@ $(BUILD):
 include tests/helpers.mk
 include tests/static.mk
 include tests/fuzz.mk
+include tests/cpp.mk
 include bench/bench.mk
 
 check: all test-helpers
