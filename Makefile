@@ -46,7 +46,7 @@ ifneq ($(MUSL_CC),)
 ALL += $(MUSL_LIB) $(BUILD)/musl/libproflink.a
 endif
 
-.PHONY: all check test demo bench clean install uninstall asan fuzz
+.PHONY: all check test demo bench clean install uninstall asan fuzz lint
 all: $(ALL)
 
 $(BUILD)/obj/%.o: %.c $(LIB_HDRS) | $(BUILD)
@@ -118,6 +118,12 @@ demo: all
 
 bench: all bench-bins
 	bash bench/run.sh
+
+# Every shell file: bats suites and their helpers (bash, no #! line), then the scripts and CI,
+# each in the dialect of its #! line (.shellcheckrc says what is off and why).
+lint:
+	shellcheck -x -s bash $(wildcard tests/*.bats tests/*.bash)
+	shellcheck -x $(wildcard tests/*.sh bench/*.sh scripts/*.sh) scripts/proflink-run .ci/run
 
 clean:
 	rm -rf $(BUILD)

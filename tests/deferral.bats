@@ -11,6 +11,7 @@ T2=11111111111111111111111111111111
 X2=2222222222222222
 
 # delivery TAG — "<ended t> <delivered t> <rc> <caller> <thread> <n> <ids>" of a transaction.
+# shellcheck disable=SC2001 # sed with capture groups reads plainly here
 delivery() {
     local e d
     e=$(grep -E "^ended $1 " "$OUT")

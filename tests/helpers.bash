@@ -1,5 +1,7 @@
 # helpers.bash — shared by every suite: where the built artifacts are, how to start a program
 # under the library and read it from outside with proflink-inspect (as the profiler would).
+# Variables here are used by the suites that load this file.
+# shellcheck disable=SC2034
 ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 ARCH=$(uname -m)
 VARIANT=${PROFLINK_VARIANT:-glibc}
@@ -42,7 +44,7 @@ wait_attachable() {
 # wait_for_line FILE PATTERN — until FILE has a line matching PATTERN (5 s).
 wait_for_line() {
     local i
-    for i in $(seq 100); do
+    for _ in $(seq 100); do
         grep -qE "$2" "$1" 2>/dev/null && return 0
         sleep 0.05
     done
@@ -69,4 +71,24 @@ inspect_json() {
 jget() {
     python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); v=eval(sys.argv[2]); print(json.dumps(v) if isinstance(v,(dict,list,bool)) or v is None else v)' \
         "$BATS_TEST_TMPDIR/inspect.json" "$1"
+}
+
+# refute CMD ARGS… — the check fails when CMD succeeds. A bare `! CMD` never fails a bats test
+# unless it is the test's last line (errexit ignores negated commands, ShellCheck SC2314).
+refute() {
+    if "$@"; then
+        echo "expected to fail, but succeeded: $*" >&2
+        return 1
+    fi
+}
+
+# every_line FILE SELECT MATCH — every line of FILE that matches SELECT also matches MATCH
+# (extended regular expressions); otherwise prints the offending lines and fails.
+every_line() {
+    local bad
+    bad=$(grep -E -- "$2" "$1" | grep -vE -- "$3" || true)
+    [ -z "$bad" ] && return 0
+    echo "lines matching '$2' that do not match '$3':" >&2
+    echo "$bad" | head -20 >&2
+    return 1
 }

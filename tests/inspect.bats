@@ -195,6 +195,7 @@ int main(int argc, char **argv)
 EOF
 }
 
+# shellcheck disable=SC2086 # $cc and $gd are word lists
 setup_file() {
     local d=$BATS_FILE_TMPDIR
     export FAKES=$d/fakes HOST=$d/host
@@ -245,13 +246,12 @@ need_fakes() {
 }
 
 need_root() {
-    [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null || skip "needs root and setpriv"
+    if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then skip "needs root and setpriv"; fi
 }
 
 # ins_wait_file FILE — until FILE exists (5 s).
 ins_wait_file() {
-    local i
-    for i in $(seq 100); do
+    for _ in $(seq 100); do
         [ -e "$1" ] && return 0
         sleep 0.05
     done
@@ -276,9 +276,9 @@ ins_fake() {
 ins_plain() {
     "$@" 3>&- &
     INS_PID=$!
-    local i exe
+    local exe
     exe=$(command -v "$1")
-    for i in $(seq 100); do
+    for _ in $(seq 100); do
         [ "$(readlink "/proc/$INS_PID/exe" 2>/dev/null)" = "$(readlink -f "$exe")" ] && return 0
         sleep 0.05
     done
@@ -464,17 +464,17 @@ ins_check() {
     [ "$(ins_get '[t["apm"] for t in j["threads"][1:]]')" = '[null, null, null]' ]
     [ "$(ins_get '[t["otel"] for t in j["threads"][1:]]')" = '[null, null, null]' ]
     [ "$(ins_get 'all(t["thread_pointer"].startswith("0x") and "error" not in t for t in j["threads"])')" = true ]
-    [ -z "$(grep -h '^State:' /proc/"$INS_PID"/task/*/status | grep -v 'S (sleeping)')" ]
+    every_line <(grep -h '^State:' /proc/"$INS_PID"/task/*/status) . 'S (sleeping)'
     # a stopped process stays stopped, and runs again on SIGCONT
     kill -STOP "$INS_PID"
     sleep 0.2
     ins_json "$INS_PID"
     [ "$INS_STATUS" -eq 0 ]
     [ "$(ins_get 'j["threads"][0]["apm"]["valid"]')" = 1 ]
-    [ -z "$(grep -h '^State:' /proc/"$INS_PID"/task/*/status | grep -v 'T (stopped)')" ]
+    every_line <(grep -h '^State:' /proc/"$INS_PID"/task/*/status) . 'T (stopped)'
     kill -CONT "$INS_PID"
     sleep 0.2
-    [ -z "$(grep -h '^State:' /proc/"$INS_PID"/task/*/status | grep -v 'S (sleeping)')" ]
+    every_line <(grep -h '^State:' /proc/"$INS_PID"/task/*/status) . 'S (sleeping)'
 }
 
 @test "--no-threads: no ptrace, threads SKIP and null" {
@@ -630,7 +630,8 @@ ins_check() {
 @test "/proc/PID/root + socket path longer than sun_path: socket FAIL, with the length" {
     need_fakes
     # the target binds it (<= 107 bytes), but the profiler's /proc/PID/root prefix overflows
-    local dir=$INS_DIR/$(printf 'd%.0s' $(seq 75))
+    local dir
+    dir=$INS_DIR/$(printf 'd%.0s' $(seq 75))
     mkdir "$dir"
     ins_fake good FAKE_SOCKET="$dir/s.sock"
     ins_json "$INS_PID" --no-threads
@@ -684,8 +685,7 @@ ins_check() {
         -u OTEL_SERVICE_NAME -u ELASTIC_APM_SERVICE_NAME -u OTEL_RESOURCE_ATTRIBUTES \
         LD_PRELOAD="$REAL_LIB" sleep 5 3>&- &
     INS_PID=$!
-    local i
-    for i in $(seq 100); do
+    for _ in $(seq 100); do
         "$INSPECT" --no-threads "$INS_PID" >/dev/null 2>&1 && break
         sleep 0.05
     done
@@ -706,8 +706,7 @@ ins_check() {
     TRACEPARENT=00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01 OTEL_SERVICE_NAME=tp-svc \
         LD_PRELOAD="$REAL_LIB" sleep 5 3>&- &
     INS_PID=$!
-    local i
-    for i in $(seq 100); do
+    for _ in $(seq 100); do
         "$INSPECT" --no-threads "$INS_PID" >/dev/null 2>&1 && break
         sleep 0.05
     done

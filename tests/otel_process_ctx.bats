@@ -69,12 +69,12 @@ teardown() {
 # bg NAME CMD... — runs CMD in the background, stdout/stderr to $BATS_TEST_TMPDIR/NAME.out/.err;
 # waits until its first stdout line (the helpers print "ready PID RC" / "parent PID RC").
 bg() {
-    local name=$1 i
+    local name=$1
     shift
     "$@" >"$BATS_TEST_TMPDIR/$name.out" 2>"$BATS_TEST_TMPDIR/$name.err" &
     PIDS+=($!)
     BG_PID=$!
-    for i in $(seq 200); do
+    for _ in $(seq 200); do
         [ -s "$BATS_TEST_TMPDIR/$name.out" ] && return 0
         kill -0 "$BG_PID" 2>/dev/null || break
         sleep 0.025
@@ -87,12 +87,12 @@ bg() {
 # bg_preloaded NAME CMD... — the same under the library, waiting until the context is readable
 # (the target programs print nothing we could wait for).
 bg_preloaded() {
-    local name=$1 i
+    local name=$1
     shift
     LD_PRELOAD=$LIB "$@" >"$BATS_TEST_TMPDIR/$name.out" 2>"$BATS_TEST_TMPDIR/$name.err" &
     PIDS+=($!)
     BG_PID=$!
-    for i in $(seq 200); do
+    for _ in $(seq 200); do
         grep -q OTEL_CTX "/proc/$BG_PID/maps" 2>/dev/null && return 0
         kill -0 "$BG_PID" 2>/dev/null || break
         sleep 0.025
@@ -169,7 +169,8 @@ need_lib() {
     # the payload lives outside the header page
     [ "$(cget 'int(c["payload_ptr"]) != int(c["address"], 16)')" = true ]
     # the memfd was closed once mapped: the program never sees an extra descriptor
-    ! ls -l "/proc/$pid/fd" | grep -q memfd
+    ls -l "/proc/$pid/fd" >"$BATS_TEST_TMPDIR/fds"
+    refute grep -q memfd "$BATS_TEST_TMPDIR/fds"
     # default service name: unknown_service:<executable>
     [ "$(cget 'c["resource"]["service.name"]')" = "unknown_service:otel_ctx_driver" ]
     [ "$(cget '"service.version" in c["resource"]')" = false ]
@@ -183,7 +184,7 @@ need_lib() {
     grep -q '"tlsdesc_v1_dev"' "$BATS_TEST_TMPDIR/raw.txt"
     protoc -I"$BATS_FILE_TMPDIR" --decode=pctx.ProcessContext process_context.proto \
         <"$BATS_TEST_TMPDIR/payload.bin" >"$BATS_TEST_TMPDIR/typed.txt" 2>"$BATS_TEST_TMPDIR/typed.err"
-    ! [ -s "$BATS_TEST_TMPDIR/typed.err" ]
+    refute [ -s "$BATS_TEST_TMPDIR/typed.err" ]
     grep -q 'key: "service.name"' "$BATS_TEST_TMPDIR/typed.txt"
     grep -q 'string_value: "svc"' "$BATS_TEST_TMPDIR/typed.txt"
     grep -q 'key: "threadlocal.attribute_key_map"' "$BATS_TEST_TMPDIR/typed.txt"
@@ -305,13 +306,13 @@ EOF
     check_identity
     [ "$(cget 'len(c["resource"])')" = 905 ]
     [ "$(cget '[k for k in c["resource"] if k[0] == "k"] == [f"k{i}" for i in range(900)]')" = true ]
-    ! [ -s "$BATS_TEST_TMPDIR/drv.err" ]
+    refute [ -s "$BATS_TEST_TMPDIR/drv.err" ]
 }
 
 @test "module: an update republishes in place with a strictly greater timestamp" {
     OTEL_RESOURCE_ATTRIBUTES='keep=me' bg drv "$DRIVER" update 5 10
     read -r _ pid _ <"$BATS_TEST_TMPDIR/drv.out"
-    for i in $(seq 50); do [ "$(wc -l <"$BATS_TEST_TMPDIR/drv.out")" -ge 6 ] && break; sleep 0.05; done
+    for _ in $(seq 50); do [ "$(wc -l <"$BATS_TEST_TMPDIR/drv.out")" -ge 6 ] && break; sleep 0.05; done
     # every update succeeded, each timestamp above the previous one
     awk '$1 == "update" { if ($3 != 0 || $4 <= prev) exit 1; prev = $4; n++ } END { exit n != 5 }' \
         "$BATS_TEST_TMPDIR/drv.out"
@@ -364,7 +365,7 @@ EOF
 
 @test "module: a fork child publishes its own context with a new service.instance.id" {
     OTEL_SERVICE_NAME=forky OTEL_RESOURCE_ATTRIBUTES='x=1' bg drv "$DRIVER" fork 10
-    for i in $(seq 100); do grep -q '^child' "$BATS_TEST_TMPDIR/drv.out" && break; sleep 0.05; done
+    for _ in $(seq 100); do grep -q '^child' "$BATS_TEST_TMPDIR/drv.out" && break; sleep 0.05; done
     parent=$(awk '$1 == "parent" { print $2 }' "$BATS_TEST_TMPDIR/drv.out")
     child=$(awk '$1 == "child" { print $2 }' "$BATS_TEST_TMPDIR/drv.out")
     PIDS+=("$child")
@@ -386,7 +387,7 @@ assert p["resource"] == c["resource"] and p["attributes"] == c["attributes"]
 assert c["resource"]["service.name"] == "forky" and c["resource"]["x"] == "1"
 assert c["published_at_ns"] > p["published_at_ns"]
 EOF
-    ! [ -s "$BATS_TEST_TMPDIR/drv.err" ]
+    refute [ -s "$BATS_TEST_TMPDIR/drv.err" ]
 }
 
 @test "module: memfd blocked by seccomp: the anonymous fallback is published" {
@@ -396,7 +397,7 @@ EOF
     grep -q 'memfd_create failed' "$BATS_TEST_TMPDIR/drv.err"
     addr=$(sed -n 's/.*OTEL_CTX: published at \(0x[0-9a-f]*\).*/\1/p' "$BATS_TEST_TMPDIR/drv.err")
     [ -n "$addr" ]
-    ! grep -q memfd "/proc/$pid/maps"
+    refute grep -q memfd "/proc/$pid/maps"
     read_ctx "$pid" --address "$addr"
     check_identity
     [ "$(cget 'c["perms"]')" = rw-p ]
@@ -423,7 +424,7 @@ EOF
     bg drv "$SECCOMP" -d "$DRIVER" publish 10
     read -r _ pid rc <"$BATS_TEST_TMPDIR/drv.out"
     [ "$rc" = -1 ]
-    ! grep -q OTEL_CTX "/proc/$pid/maps"
+    refute grep -q OTEL_CTX "/proc/$pid/maps"
     [ "$(grep -c 'proflink:' "$BATS_TEST_TMPDIR/drv.err")" = 1 ]
     grep -q 'MADV_DONTFORK' "$BATS_TEST_TMPDIR/drv.err"
 }
@@ -432,7 +433,7 @@ EOF
     PROFLINK_OTEL_CONTEXT=0 bg drv "$DRIVER" publish 10
     read -r _ pid rc <"$BATS_TEST_TMPDIR/drv.out"
     [ "$rc" = 0 ]
-    ! grep -q OTEL_CTX "/proc/$pid/maps"
+    refute grep -q OTEL_CTX "/proc/$pid/maps"
 }
 
 @test "module: the protobuf writer is canonical and never writes past its buffer" {
@@ -500,7 +501,7 @@ EOF
     need_lib
     [ -x "$HELPERS/target_fork" ] || skip "target_fork not built"
     OTEL_SERVICE_NAME=lib-fork bg_preloaded tgt "$HELPERS/target_fork" 10
-    for i in $(seq 100); do grep -q '^child' "$BATS_TEST_TMPDIR/tgt.out" && break; sleep 0.05; done
+    for _ in $(seq 100); do grep -q '^child' "$BATS_TEST_TMPDIR/tgt.out" && break; sleep 0.05; done
     child=$(awk '$1 == "child" { print $2 }' "$BATS_TEST_TMPDIR/tgt.out")
     [ -n "$child" ]
     PIDS+=("$child")
@@ -516,20 +517,20 @@ EOF
 @test "library: PROFLINK_OTEL_CONTEXT=0 turns the process context off" {
     need_lib
     PROFLINK_OTEL_CONTEXT=0 bg tgt env LD_PRELOAD="$LIB" "$HELPERS/target_fork" 10
-    for i in $(seq 100); do grep -q '^child' "$BATS_TEST_TMPDIR/tgt.out" && break; sleep 0.05; done
+    for _ in $(seq 100); do grep -q '^child' "$BATS_TEST_TMPDIR/tgt.out" && break; sleep 0.05; done
     child=$(awk '$1 == "child" { print $2 }' "$BATS_TEST_TMPDIR/tgt.out")
     [ -n "$child" ]
     PIDS+=("$child")
     grep -q elastic-jvmti-linux-proflink "/proc/$BG_PID/maps" # the library is there, and active
-    ! grep -q OTEL_CTX "/proc/$BG_PID/maps"
-    ! grep -q OTEL_CTX "/proc/$child/maps"
+    refute grep -q OTEL_CTX "/proc/$BG_PID/maps"
+    refute grep -q OTEL_CTX "/proc/$child/maps"
 }
 
 @test "library: memfd blocked by seccomp: the anonymous fallback is published" {
     need_lib
     PROFLINK_LOG=debug bg drv "$SECCOMP" -m env LD_PRELOAD="$LIB" "$HELPERS/target_threads" 1 10 \
         || true # target_threads prints once its threads run; the context is there before that
-    for i in $(seq 100); do grep -q 'OTEL_CTX: published at' "$BATS_TEST_TMPDIR/drv.err" && break; sleep 0.05; done
+    for _ in $(seq 100); do grep -q 'OTEL_CTX: published at' "$BATS_TEST_TMPDIR/drv.err" && break; sleep 0.05; done
     addr=$(sed -n 's/.*OTEL_CTX: published at \(0x[0-9a-f]*\).*/\1/p' "$BATS_TEST_TMPDIR/drv.err")
     [ -n "$addr" ]
     grep -q 'memfd_create failed' "$BATS_TEST_TMPDIR/drv.err"

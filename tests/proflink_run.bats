@@ -60,7 +60,7 @@ maps_has() { grep -qF " $2" "/proc/$1/maps"; }
     TARGET_PID=$!
     wait_attachable "$TARGET_PID"
     maps_has "$TARGET_PID" "$GLIBC_LIB"
-    ! maps_has "$TARGET_PID" "$MUSL_LIB"
+    refute maps_has "$TARGET_PID" "$MUSL_LIB"
     [ "$(readlink "/proc/$TARGET_PID/exe")" = "$ROOT/build/tests/target_threads" ] # exec'd, no wrapper left
     stop_target
     [ -x "$ROOT/build/tests/musl/target_threads" ] || skip "musl helpers are not built"
@@ -68,7 +68,7 @@ maps_has() { grep -qF " $2" "/proc/$1/maps"; }
     TARGET_PID=$!
     wait_attachable "$TARGET_PID"
     maps_has "$TARGET_PID" "$MUSL_LIB"
-    ! maps_has "$TARGET_PID" "$GLIBC_LIB"
+    refute maps_has "$TARGET_PID" "$GLIBC_LIB"
     inspect_json "$TARGET_PID"
     [ "$(jget 'j["attachable"]')" = true ]
     [ "$(jget 'sum(1 for t in j["threads"] if t["comm"].startswith("worker-") and t["apm"])')" = 2 ]
@@ -79,14 +79,17 @@ maps_has() { grep -qF " $2" "/proc/$1/maps"; }
     run --separate-stderr env -u LD_PRELOAD SHOWENV_STATUS=3 "$RUN" "$BATS_FILE_TMPDIR/showenv_static" x
     [ "$status" -eq 3 ]
     [ "$output" = "$(printf 'arg x\nLD_PRELOAD=(unset)')" ]
+    # shellcheck disable=SC2154 # set by run --separate-stderr
     [ "${#stderr_lines[@]}" -eq 1 ]
     [[ "${stderr_lines[0]}" == "proflink-run: warning: "*"statically linked"*"running it without proflink" ]]
     run --separate-stderr "$RUN" --print-lib "$BATS_FILE_TMPDIR/showenv_static"
     [ "$status" -eq 1 ]
     [ -z "$output" ]
+    # shellcheck disable=SC2154 # set by run --separate-stderr
     [[ "$stderr" == *"statically linked"* ]]
 }
 
+# shellcheck disable=SC2016 # expanded by the script under test
 @test "a #! script is judged by its interpreter: sh and env python3 get glibc, a musl interpreter musl" {
     printf '#!/bin/sh\necho "LD_PRELOAD=$LD_PRELOAD"\n' >"$BATS_TEST_TMPDIR/s.sh"
     printf '#!/usr/bin/env python3\nimport os\nprint(os.environ["LD_PRELOAD"])\n' >"$BATS_TEST_TMPDIR/s.py"

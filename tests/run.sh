@@ -3,7 +3,7 @@
 # "N passed, N failed, N skipped". A suite whose first lines say "# variants: glibc musl" runs
 # once per libc variant (PROFLINK_VARIANT), the musl run only where musl-gcc is installed.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 # `make check` runs us: programs under test must not inherit make's own settings (a nested
 # make would print "Entering directory" lines and change the outputs being compared)
 unset MAKELEVEL MAKEFLAGS MFLAGS MAKEOVERRIDES
