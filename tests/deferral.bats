@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
 # variants: glibc musl
+# serial: delivery times are compared with the samples delay
 # The spec's "APM Agent output of correlation data": ended sampled transactions are held
 # samples-delay-ms, then handed back with every stack-trace id received for them.
 load message_helpers
@@ -23,6 +24,7 @@ $(echo "$d" | sed 's/.* ids=//')"
 }
 
 @test "unit: threads ending transactions against a reader: each delivered once, never early" {
+    libc_independent
     run "$ROOT/build/tests/unit_deferral"
     echo "$output"
     [ "$status" -eq 0 ]

@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
 # variants: glibc musl
+# serial: samples the CPU of a spinning program
 # The profiler's own view: an eBPF `profile` probe that, like the apmint unwinder, reads the
 # thread pointer (task->thread.fsbase), adds the static TLS offset found in the ELF's TLSDESC
 # relocation, follows the pointer and reads the 37-byte record on the sampled CPU. The OTel

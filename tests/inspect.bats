@@ -293,18 +293,13 @@ ins_json() {
     INS_STATUS=0
     "$INSPECT" --json "$@" "$pid" >"$BATS_TEST_TMPDIR/ins.json" 2>"$BATS_TEST_TMPDIR/ins.err" ||
         INS_STATUS=$?
-    python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$BATS_TEST_TMPDIR/ins.json"
+    json_eval_start
+    json_get "$BATS_TEST_TMPDIR/ins.json" j 1 >/dev/null # it is JSON
 }
 
 # ins_get EXPR — a Python expression over the last ins_json output bound to j; lists, dicts,
 # booleans and None print as JSON.
-ins_get() {
-    python3 -c 'import json,sys
-j = json.load(open(sys.argv[1]))
-v = eval(sys.argv[2])
-print(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else v)' \
-        "$BATS_TEST_TMPDIR/ins.json" "$1"
-}
+ins_get() { json_get "$BATS_TEST_TMPDIR/ins.json" j "$1"; }
 
 # ins_check NAME — "status detail" of check NAME in the last ins_json output.
 ins_check() {

@@ -8,18 +8,6 @@
 load helpers
 
 setup_file() {
-    # the interpreter itself: a version-manager shim costs ~0.1 s per start, and we start many
-    OTEL_PY=$(python3 -c 'import sys; print(sys.executable)')
-    export OTEL_PY
-    local cc=gcc extra="-fsanitize=address,undefined -fno-omit-frame-pointer"
-    if [ "${PROFLINK_VARIANT:-glibc}" = musl ]; then
-        cc=musl-gcc extra=
-    fi
-    # shellcheck disable=SC2086
-    $cc -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -I"$ROOT/include" -I"$ROOT/preload" \
-        -pthread $extra -o "$BATS_FILE_TMPDIR/otel_ctx_driver" "$ROOT/tests/helpers/otel_ctx_driver.c"
-    gcc -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror \
-        -o "$BATS_FILE_TMPDIR/otel_seccomp_exec" "$ROOT/tests/helpers/otel_seccomp_exec.c"
     # The wire schema of ProcessContext and the OTLP messages it uses (field numbers and types
     # only), for protoc's typed decoding; one package is enough for the wire format.
     cat >"$BATS_FILE_TMPDIR/process_context.proto" <<'EOF'
@@ -45,10 +33,9 @@ EOF
 }
 
 setup() {
-    PY=${OTEL_PY:-python3}
     READER="$PY $BATS_TEST_DIRNAME/otel_ctx_reader.py"
-    DRIVER=$BATS_FILE_TMPDIR/otel_ctx_driver
-    SECCOMP=$BATS_FILE_TMPDIR/otel_seccomp_exec
+    DRIVER=$HELPERS/otel_ctx_driver              # built by make, for this variant's C library
+    SECCOMP=$ROOT/build/tests/otel_seccomp_exec
     PIDS=()
     setup_sockdir
     # the environment of the test runner must not leak into what is published
@@ -110,10 +97,7 @@ read_ctx() {
 }
 
 # cget EXPR — evaluates EXPR with `c` bound to the last read_ctx JSON.
-cget() {
-    $PY -c 'import json,sys; c=json.load(open(sys.argv[1])); v=eval(sys.argv[2]); print(json.dumps(v, ensure_ascii=False) if isinstance(v,(dict,list,bool)) or v is None else v)' \
-        "$BATS_TEST_TMPDIR/ctx.json" "$1"
-}
+cget() { json_get "$BATS_TEST_TMPDIR/ctx.json" c "$1"; }
 
 # check_identity — the attributes every context of ours carries.
 check_identity() {
@@ -234,6 +218,7 @@ EOF
 }
 
 @test "module: every OTEL_RESOURCE_ATTRIBUTES member is published, percent-decoded" {
+    libc_independent
     make_unusual_attrs
     OTEL_SERVICE_NAME=svc OTEL_RESOURCE_ATTRIBUTES=$(cat "$BATS_TEST_TMPDIR/attrs.txt") \
         bg drv "$DRIVER" publish 10
@@ -267,6 +252,7 @@ EOF
 }
 
 @test "module: invalid UTF-8 never reaches the payload (strict decoders would reject it all)" {
+    libc_independent
     OTEL_SERVICE_NAME=$'bad\xffname' OTEL_RESOURCE_ATTRIBUTES='v=ok%FFok%C3,k%FE=x,good=yes' \
         bg drv "$DRIVER" publish 10
     read -r _ pid _ <"$BATS_TEST_TMPDIR/drv.out"
@@ -280,6 +266,7 @@ EOF
 }
 
 @test "module: the payload stays within 64 KiB; essentials kept, the overflow dropped with one warning" {
+    libc_independent
     # 30 x 4 KiB: about twice what fits, and just under the kernel's 128 KiB limit for one
     # environment string (so OTEL_RESOURCE_ATTRIBUTES can never be much larger than this)
     attrs=$($PY -c 'print(",".join(f"big.{i:02d}=" + chr(97 + i % 26) * 4096 for i in range(30)))')
@@ -299,6 +286,7 @@ EOF
 }
 
 @test "module: hundreds of small attributes fit and keep their order" {
+    libc_independent
     attrs=$($PY -c 'print(",".join(f"k{i}=v{i}" for i in range(900)))')
     OTEL_RESOURCE_ATTRIBUTES="$attrs" bg drv "$DRIVER" publish 10
     read -r _ pid _ <"$BATS_TEST_TMPDIR/drv.out"
@@ -437,6 +425,7 @@ EOF
 }
 
 @test "module: the protobuf writer is canonical and never writes past its buffer" {
+    libc_independent
     "$DRIVER" pbcheck >"$BATS_TEST_TMPDIR/pb.bin"
     protoc --decode_raw <"$BATS_TEST_TMPDIR/pb.bin" >/dev/null
     # the same message from an independent minimal encoder, byte for byte
@@ -459,6 +448,7 @@ EOF
 }
 
 @test "reader: matches exactly the mapping names the readers accept" {
+    libc_independent
     $PY - "$BATS_TEST_DIRNAME" <<'EOF'
 import sys
 sys.path.insert(0, sys.argv[1])
