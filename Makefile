@@ -110,6 +110,7 @@ $(BUILD):
 # Test helpers (C programs that know nothing of proflink, senders, readers); built with
 # ASan/UBSan where they do not run under the preload itself.
 include tests/helpers.mk
+include tests/fixtures.mk
 include tests/static.mk
 include tests/fuzz.mk
 include bench/bench.mk
