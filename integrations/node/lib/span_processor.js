@@ -90,6 +90,9 @@ function drain() {
 class ProflinkSpanProcessor {
   constructor(inner) {
     this._inner = inner;
+    // Starts proflink's reader now: the profiler's registration (and its delay) is then known
+    // before the first request ends, and its datagrams do not wait in the socket's short queue.
+    if (native) watch();
   }
 
   onStart(span, parentContext) {
