@@ -136,9 +136,10 @@ PY
 
 # wait_lines_in FILE PATTERN N — until FILE has N lines matching PATTERN (20 s).
 wait_lines_in() {
-    local i
+    local i n
     for i in $(seq 200); do
-        [ "$(grep -cE "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
+        n=$(grep -cE "$2" "$1" 2>/dev/null) || true
+        [ "${n:-0}" -ge "$3" ] && return 0
         sleep 0.1
     done
     echo "expected $3 lines matching '$2' in $1" >&2
