@@ -5,27 +5,28 @@
 // pair republishes the resumed context and restores the previous one afterwards (strictly
 // nested, so a stack is enough). Publishing is skipped when the buffer is the one already
 // published: callbacks without a span cost no FFI call at all.
+// The span's context is passed by address (span_ids.js keeps it in memory that never moves).
 const asyncHooks = require('async_hooks');
 const { trace } = require('@opentelemetry/api');
 const { AsyncLocalStorageContextManager } = require('@opentelemetry/context-async-hooks');
 const { native } = require('./native');
-const { contextOf } = require('./span_ids');
+const { addressOfSpan } = require('./span_ids');
 
 class ProflinkContextManager extends AsyncLocalStorageContextManager {
   constructor() {
     super();
-    this._published = null; // the Buffer proflink has for this thread, null = no trace
+    this._published = 0; // address of the context proflink has for this thread, 0 = no trace
     this._publishedSpan = undefined;
     this._saved = [];
     this._hook = null;
     if (native) {
-      const setContext = native.setContext;
+      const setContextAt = native.setContextAt;
       this._publish = (span) => {
-        const buf = span ? contextOf(span, this._publishedSpan) : null;
-        if (buf === this._published) return;
-        this._published = buf;
-        this._publishedSpan = buf ? span : undefined;
-        setContext(buf);
+        const at = span ? addressOfSpan(span, this._publishedSpan) : 0;
+        if (at === this._published) return;
+        this._published = at;
+        this._publishedSpan = at ? span : undefined;
+        setContextAt(at);
       };
       this._hook = asyncHooks.createHook({
         before: () => {

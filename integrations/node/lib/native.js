@@ -30,6 +30,9 @@ function bind(path) {
   const lib = koffi.load(path);
   const f = {
     setContext: lib.func('void proflink_set_context(const void *ctx)'),
+    // The same call taking the address of memory that never moves (see span_ids.js): koffi
+    // passes an integer faster than it pins and unwraps a Buffer, and this is the hot path.
+    setContextAt: lib.func('void proflink_set_context(uintptr_t ctx)'),
     swapContext: lib.func('int proflink_swap_context(const void *next, void *prev)'),
     setTrace: lib.func('void proflink_set_trace(const void *trace, const void *span, const void *tx, uint8_t flags)'),
     clearTrace: lib.func('void proflink_clear_trace(void)'),
@@ -58,4 +61,7 @@ if (path) {
   }
 }
 
-module.exports = { native, libraryPath: native ? path : null, CONTEXT_SIZE };
+// The address of a Buffer's first byte (only for memory that V8 never moves).
+const addressOf = native ? (buf) => Number(require('koffi').address(buf)) : () => 0;
+
+module.exports = { native, libraryPath: native ? path : null, CONTEXT_SIZE, addressOf };
