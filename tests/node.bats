@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash
 # shellcheck disable=SC2034,SC2153 # ROOT, LIB are set and SOCK is read by the loaded helpers
+# shellcheck disable=SC2030,SC2031 # PIDS is per test (teardown runs in the same subshell)
 # The Node.js integration (integrations/node, proflink-otel) with the real OpenTelemetry JS SDK
 # from npm: what a profiler reads from outside while requests run (proflink-inspect, ptrace),
 # correlation datagrams sent the profiler's way coming back on the exported root spans, and the
@@ -85,7 +86,7 @@ js_thread() {
     local i
     for i in 1 2 3; do
         get "/req?id=$i&rounds=6&hold=3" >"$W/resp.$i" &
-        PIDS+=($!)
+        PIDS+=("$!")
     done
     declare -A TRACE_OF ROOT_OF
     for i in 1 2 3; do
@@ -214,4 +215,47 @@ PY
     diff <(sort "$W/ex.plain.spans") <(sort "$W/ex.preload.spans")
     grep -q '"slices":3' "$W/ex.plain.resp"
     [ "$(grep -c . "$W/ex.plain.spans")" -eq 10 ]
+}
+
+@test "node: the README recipe: the example under proflink-run, sampled by proflink-agent, exports the agent's ids" {
+    [ -x "$ROOT/build/proflink-agent" ] || skip "proflink-agent was not built (libunwind-dev)"
+    env PORT="$PORT" EXPORT_FILE="$W/spans.jsonl" "$ROOT/scripts/proflink-run" --service checkout -- \
+        node "$EXAMPLE" >"$W/ex.out" 2>"$W/ex.err" 3>&- &
+    PIDS+=("$!")
+    wait_for_line "$W/ex.err" '^listening'
+    TARGET_PID=$(sed -n 's/.*(pid \([0-9]*\)).*/\1/p' "$W/ex.err")
+    wait_attachable "$TARGET_PID"
+    "$ROOT/build/proflink-agent" -d 3 --register 500 --json -o "$W/agent.json" "$TARGET_PID" \
+        >/dev/null 2>"$W/agent.err" 3>&- &
+    local agent=$! n=0
+    PIDS+=("$agent")
+    # requests for as long as the agent samples (bounded)
+    while kill -0 "$agent" 2>/dev/null && [ "$n" -lt 60 ]; do
+        curl -sS --max-time 30 "http://127.0.0.1:$PORT/work?ms=120" >/dev/null
+        n=$((n + 1))
+    done
+    wait "$agent"
+    [ -s "$W/agent.json" ]
+    # the last transactions are delivered samples-delay-ms (500) after they ended
+    wait_lines_in "$W/spans.jsonl" '"parentSpanId":null' "$n"
+    python3 - "$W/agent.json" "$W/spans.jsonl" <<'PY'
+import json, sys
+from collections import Counter
+agent = json.load(open(sys.argv[1]))
+spans = [json.loads(l) for l in open(sys.argv[2])]
+roots = {(s["traceId"], s["spanId"]): s for s in spans if s["parentSpanId"] is None}
+assert agent["dropped"] == 0 and agent["sent"] > 0, agent["sent"]
+matched = 0
+for t in agent["transactions"]:
+    root = roots.get((t["trace_id"], t["transaction_id"]))
+    assert root is not None, ("the agent saw a transaction that is no exported root", t)
+    got = Counter(root["attributes"].get("elastic.profiler_stack_trace_ids", []))
+    assert got == Counter(t["stack_trace_ids"]), (got, t)
+    matched += 1
+assert matched >= 4, matched  # 8 requests of 120 ms of CPU at 20 Hz
+for s in spans:
+    if s["parentSpanId"] is not None:
+        assert "elastic.profiler_stack_trace_ids" not in s["attributes"], s
+print("matched", matched)
+PY
 }
