@@ -14,7 +14,7 @@
 #include "config.h"
 #include "fifo.h"
 #include "log.h"
-#include "message_api.h"
+#include "profiler_state.h"
 #include "pull_queue.h"
 #include "records.h"
 #include "runtime.h"
@@ -234,7 +234,7 @@ static void deliver_taken(const struct txq_item *it, proflink_stack_count *ids, 
     deliver(it->trace_id, it->transaction_id, it->fn, it->user, ids, n, on_reader, 1);
 }
 
-int64_t deferral_run(uint64_t now)
+int64_t deferral_run(uint64_t now, unsigned max)
 {
     if (!queue.cells) /* not `ready`: what is held still goes out after deferral_disable */
         return -1;
@@ -252,6 +252,8 @@ int64_t deferral_run(uint64_t now)
             break;
         deliver_taken(&it, reader_ids, 1);
         now = deferral_now_ns();
+        if (--max == 0)
+            return 0; /* more may be due: the caller looks at its socket first */
     }
     expire(now, delay_ns);
     return -1;

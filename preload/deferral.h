@@ -42,9 +42,10 @@ int deferral_end(const uint8_t trace_id[16], const uint8_t transaction_id[8], ui
 /* Reader thread: record the ids of n valid correlation messages received at now_ns. */
 void deferral_add_ids(const proflink_message *msgs, size_t n, uint64_t now_ns);
 
-/* Reader thread: delivers every held transaction that is due. Returns the nanoseconds until
- * the next one is due, or -1 when none is held. */
-int64_t deferral_run(uint64_t now_ns);
+/* Reader thread: delivers held transactions that are due, at most max (>= 1) of them. Returns
+ * the nanoseconds until the next one is due, 0 when one may be due now (max reached), or -1
+ * when none is held. */
+int64_t deferral_run(uint64_t now_ns, unsigned max);
 
 /* proflink_flush_transactions: delivers every held transaction now, on the calling thread (the
  * reader may deliver others concurrently: each goes out once). Returns how many. */

@@ -140,6 +140,8 @@ static void settle_pipe(void)
 long pull_queue_take(void *buf, size_t cap)
 {
     int saved_errno = errno;
+    int cancel_state; /* read/write below are cancellation points: none while the lock is held */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
     pthread_mutex_lock(&take_lock);
     collect();
     long written = 0;
@@ -166,6 +168,7 @@ long pull_queue_take(void *buf, size_t cap)
         settle_pipe();
     }
     pthread_mutex_unlock(&take_lock);
+    pthread_setcancelstate(cancel_state, NULL);
     errno = saved_errno;
     return written;
 }
@@ -187,6 +190,8 @@ int pull_queue_fd(void)
     if (rd >= 0)
         return rd;
     int saved_errno = errno;
+    int cancel_state; /* close() is a cancellation point: none while the lock is held */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
     pthread_mutex_lock(&fd_lock);
     rd = atomic_load_explicit(&pipe_rd, memory_order_relaxed);
     if (rd < 0) {
@@ -212,6 +217,7 @@ int pull_queue_fd(void)
         }
     }
     pthread_mutex_unlock(&fd_lock);
+    pthread_setcancelstate(cancel_state, NULL);
     errno = saved_errno;
     return rd;
 }

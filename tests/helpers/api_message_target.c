@@ -34,6 +34,10 @@
  *                                 cancels the thread (deferred: it stops at the next
  *                                 cancellation point); then fork(): "cancel-fork status=S"
  *   resource ATTRS                proflink_set_resource(ATTRS) ("-" = NULL): "resource rc=R"
+ *   fdreuse TRACE32 TXN16         ends a sampled transaction whose callback (on the reader) waits
+ *                                 until this thread has closed proflink's socket, got its number
+ *                                 back from socketpair() and queued 10 datagrams of its own on
+ *                                 it; then reads them: "fdreuse reused=0|1 got=N of 10"
  *   sleep MS | quit
  * At start: "ready pid=P api=0|1". At EOF or quit: "bye" and exit 0. SIGPIPE is reset to its
  * default action (death) so that a SIGPIPE leaking from proflink would show. */
@@ -48,7 +52,9 @@
 #include <string.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -323,6 +329,62 @@ static void *cancel_ender(void *arg)
     return NULL;
 }
 
+/* fdreuse: the callback holds the reader until the program has taken the number over. */
+static _Atomic int reuse_stage; /* 1: callback running, 2: number taken over, 3: timed out */
+
+static void hold_reader(const uint8_t trace_id[16], const uint8_t transaction_id[8],
+                        const proflink_stack_count *ids, size_t n, void *user)
+{
+    (void)trace_id, (void)transaction_id, (void)ids, (void)n, (void)user;
+    atomic_store(&reuse_stage, 1);
+    for (int i = 0; i < 500 && atomic_load(&reuse_stage) != 2; i++)
+        usleep(10000);
+}
+
+/* proflink's socket: the descriptor bound to a path named proflink-<pid>-*.sock */
+static int find_proflink_socket(void)
+{
+    char want[64];
+    snprintf(want, sizeof want, "proflink-%d-", (int)getpid());
+    for (int fd = 3; fd < 1024; fd++) {
+        struct sockaddr_un a;
+        socklen_t len = sizeof a;
+        if (getsockname(fd, (struct sockaddr *)&a, &len) == 0 && a.sun_family == AF_UNIX &&
+            len > sizeof(sa_family_t) && a.sun_path[0] && strstr(a.sun_path, want))
+            return fd;
+    }
+    return -1;
+}
+
+static void fd_reuse(const uint8_t *t, const uint8_t *x)
+{
+    int theirs = find_proflink_socket();
+    atomic_store(&reuse_stage, 0);
+    if (theirs < 0 || !end_txn) {
+        out("error fdreuse: no proflink socket");
+        return;
+    }
+    end_txn(t, x, 1, hold_reader, NULL);
+    for (int i = 0; i < 500 && atomic_load(&reuse_stage) != 1; i++)
+        usleep(10000);
+    close(theirs);
+    int pair[2];
+    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair);
+    int mine = pair[0] == theirs ? pair[0] : pair[1] == theirs ? pair[1] : -1;
+    int peer = mine == pair[0] ? pair[1] : pair[0];
+    for (int i = 0; mine >= 0 && i < 10; i++)
+        send(peer, "mine", 4, MSG_DONTWAIT);
+    atomic_store(&reuse_stage, 2); /* the reader goes on now */
+    usleep(300000);
+    int got = 0;
+    char buf[16];
+    while (mine >= 0 && recv(mine, buf, sizeof buf, MSG_DONTWAIT) > 0)
+        got++;
+    out("fdreuse reused=%d got=%d of 10", mine >= 0, got);
+    close(pair[0]);
+    close(pair[1]);
+}
+
 static void run_child(unsigned secs)
 {
     out("child pid=%d", (int)getpid());
@@ -498,6 +560,13 @@ int main(void)
             out("cancel-fork status=%d", status);
         } else if (!strcmp(c, "resource") && argc == 2 && set_resource) {
             out("resource rc=%d", set_resource(strcmp(argv[1], "-") ? argv[1] : NULL));
+        } else if (!strcmp(c, "fdreuse") && argc == 3) {
+            uint8_t t[16], x[8];
+            if (unhex(argv[1], t, 16) || unhex(argv[2], x, 8)) {
+                out("error bad ids");
+                continue;
+            }
+            fd_reuse(t, x);
         } else if (!strcmp(c, "sleep") && argc == 2) {
             usleep((useconds_t)atoi(argv[1]) * 1000);
             out("slept");
