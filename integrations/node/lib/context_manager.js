@@ -22,7 +22,13 @@ class ProflinkContextManager extends AsyncLocalStorageContextManager {
     if (native) {
       const setContextAt = native.setContextAt;
       this._publish = (span) => {
-        const at = span ? addressOfSpan(span, this._publishedSpan) : 0;
+        let at = 0;
+        try {
+          at = span ? addressOfSpan(span, this._publishedSpan) : 0;
+        } catch (_) {
+          // a foreign Span implementation that throws: publish no trace rather than let the
+          // exception escape an async hook (Node aborts the process on that)
+        }
         if (at === this._published) return;
         this._published = at;
         this._publishedSpan = at ? span : undefined;

@@ -60,7 +60,7 @@ function withIds(span, ids) {
   // The span has ended and is read-only; exporters read `attributes`, so a view of it with one
   // more attribute is what goes on.
   return Object.create(span, {
-    attributes: { value: Object.freeze({ ...span.attributes, [ATTRIBUTE]: ids }), enumerable: true },
+    attributes: { value: { ...span.attributes, [ATTRIBUTE]: ids }, enumerable: true },
   });
 }
 
