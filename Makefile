@@ -24,7 +24,6 @@ LIB_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g $(WARN) -fPIC -fvisibility=hidden \
 LIB_LDFLAGS := -shared -Wl,-z,now -Wl,-z,relro -pthread
 
 LIB_SRCS  := $(sort $(wildcard preload/*.c) $(wildcard hooks/*.c))
-LIB_HDRS  := $(wildcard preload/*.h hooks/*.h) include/proflink.h
 SONAME    := elastic-jvmti-linux-proflink-$(ARCH).so
 LIB       := $(BUILD)/$(SONAME)
 
@@ -46,12 +45,16 @@ ifneq ($(MUSL_CC),)
 ALL += $(MUSL_LIB) $(BUILD)/musl/libproflink.a
 endif
 
-.PHONY: all check test demo bench clean install uninstall asan fuzz
+.PHONY: all check test demo bench clean install uninstall asan fuzz lint
 all: $(ALL)
 
-$(BUILD)/obj/%.o: %.c $(LIB_HDRS) | $(BUILD)
+# Every compile writes its header dependencies next to its output (-MMD -MP; read back below),
+# so an edited header rebuilds exactly what includes it, and nothing else.
+DEPFLAGS  := -MMD -MP
+
+$(BUILD)/obj/%.o: %.c | $(BUILD)
 	@mkdir -p $(dir $@)
-	@echo "  CC    $<"; $(CC) $(LIB_CFLAGS) -c $< -o $@
+	@echo "  CC    $<"; $(CC) $(LIB_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(LIB): $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 	$(CC) $(LIB_LDFLAGS) -Wl,-soname,$(SONAME) -o $@ $^ -ldl
@@ -61,9 +64,9 @@ $(BUILD)/libproflink.so: $(LIB)
 
 # Static variant: the same objects with the static flag set, so the constructor knows it is not a
 # preload (only the OTel protocols can see a statically linked program).
-$(BUILD)/static/%.o: %.c $(LIB_HDRS) | $(BUILD)
+$(BUILD)/static/%.o: %.c | $(BUILD)
 	@mkdir -p $(dir $@)
-	@echo "  CC    $<"; $(CC) $(LIB_CFLAGS) -DPROFLINK_STATIC -c $< -o $@
+	@echo "  CC    $<"; $(CC) $(LIB_CFLAGS) $(DEPFLAGS) -DPROFLINK_STATIC -c $< -o $@
 
 # One relocatable object with every hidden symbol made local, so that a program's own log_msg or
 # config_load cannot collide with proflink's internals; pthread_wrap.o stays a separate member,
@@ -78,24 +81,27 @@ endef
 $(BUILD)/libproflink.a: $(patsubst %.c,$(BUILD)/static/%.o,$(LIB_SRCS))
 	$(call static_archive,$(CC))
 
-$(BUILD)/musl/obj/%.o: %.c $(LIB_HDRS) | $(BUILD)
+$(BUILD)/musl/obj/%.o: %.c | $(BUILD)
 	@mkdir -p $(dir $@)
-	@echo "  MUSL  $<"; $(MUSL_CC) $(LIB_CFLAGS) -c $< -o $@
+	@echo "  MUSL  $<"; $(MUSL_CC) $(LIB_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(MUSL_LIB): $(patsubst %.c,$(BUILD)/musl/obj/%.o,$(LIB_SRCS))
 	$(MUSL_CC) $(LIB_LDFLAGS) -Wl,-soname,$(MUSL_SONAME) -o $@ $^
 
-$(BUILD)/musl/static/%.o: %.c $(LIB_HDRS) | $(BUILD)
+$(BUILD)/musl/static/%.o: %.c | $(BUILD)
 	@mkdir -p $(dir $@)
-	@echo "  MUSL  $<"; $(MUSL_CC) $(LIB_CFLAGS) -DPROFLINK_STATIC -c $< -o $@
+	@echo "  MUSL  $<"; $(MUSL_CC) $(LIB_CFLAGS) $(DEPFLAGS) -DPROFLINK_STATIC -c $< -o $@
 
 $(BUILD)/musl/libproflink.a: $(patsubst %.c,$(BUILD)/musl/static/%.o,$(LIB_SRCS))
 	$(call static_archive,$(MUSL_CC))
 
-$(BUILD)/proflink-inspect: tools/proflink-inspect.c $(TOOL_COMMON) $(wildcard tools/*.h) | $(BUILD)
+# the tools include only tools/*.h and include/*.h (one link of several sources: listed, not -MMD)
+TOOL_HDRS   := $(wildcard tools/*.h include/*.h)
+
+$(BUILD)/proflink-inspect: tools/proflink-inspect.c $(TOOL_COMMON) $(TOOL_HDRS) | $(BUILD)
 	$(CC) $(TOOL_CFLAGS) -o $@ tools/proflink-inspect.c $(TOOL_COMMON)
 
-$(BUILD)/proflink-agent: tools/proflink-agent.c $(TOOL_COMMON) $(AGENT_SRCS) $(wildcard tools/*.h) | $(BUILD)
+$(BUILD)/proflink-agent: tools/proflink-agent.c $(TOOL_COMMON) $(AGENT_SRCS) $(TOOL_HDRS) | $(BUILD)
 	$(CC) $(TOOL_CFLAGS) -o $@ tools/proflink-agent.c $(TOOL_COMMON) $(AGENT_SRCS) -lunwind-ptrace -lunwind-generic -lunwind
 
 $(BUILD):
@@ -104,6 +110,7 @@ $(BUILD):
 # Test helpers (C programs that know nothing of proflink, senders, readers); built with
 # ASan/UBSan where they do not run under the preload itself.
 include tests/helpers.mk
+include tests/fixtures.mk
 include tests/static.mk
 include tests/fuzz.mk
 include tests/cpp.mk
@@ -120,7 +127,16 @@ demo: all
 bench: all bench-bins
 	bash bench/run.sh
 
+# Every shell file: bats suites and their helpers (bash, no #! line), then the scripts and CI,
+# each in the dialect of its #! line (.shellcheckrc says what is off and why).
+lint:
+	shellcheck -x -s bash $(wildcard tests/*.bats tests/*.bash)
+	shellcheck -x $(wildcard tests/*.sh bench/*.sh scripts/*.sh) scripts/proflink-run .ci/run
+
 clean:
 	rm -rf $(BUILD)
+
+# the header dependencies written by the compiles above (none before the first build)
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 include scripts/install.mk

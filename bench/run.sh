@@ -19,7 +19,7 @@ echo "proflink, Elastic + OTel records:    ${pb} ns   ratio $(ratio "$pb" "$pe")
 
 echo "== pthread_create + join =="
 plain=() pre=()
-for i in 1 2 3; do
+for _ in 1 2 3; do
     plain+=("$($B/thread_churn | val create_join_ns)")
     pre+=("$(LD_PRELOAD=$LIB $B/thread_churn | val create_join_ns)")
 done

@@ -1,4 +1,4 @@
-/* config.c — reads DESIGN §3 from the environment (see config.h). */
+/* config.c — reads README: configuration from the environment (see config.h). */
 #include "config.h"
 
 #include <fnmatch.h>
@@ -128,7 +128,7 @@ static void exe_basename(const struct config *cfg, char *out, size_t cap)
     snprintf(out, cap, "unknown_service:%.*s", SERVICE_FIELD_MAX, base[0] ? base : "unknown");
 }
 
-/* OTel first, then the Elastic fallbacks (DESIGN §3). */
+/* OTel first, then the Elastic fallbacks (README: configuration). */
 static void load_identity(struct config *cfg)
 {
     const char *attrs = env("OTEL_RESOURCE_ATTRIBUTES");

@@ -1,6 +1,6 @@
 /* otel_process_ctx.c — publishes the OpenTelemetry process context (see otel_process_ctx.h).
  *
- * Memory layout (what readers rely on, DESIGN §1c):
+ * Memory layout (what readers rely on, README: formats):
  *  - The OTEL_CTX mapping is one page holding only the 32-byte header, at its start. It is a
  *    private mapping of a memfd named "OTEL_CTX" (maps: "/memfd:OTEL_CTX (deleted)"), or a
  *    private anonymous mapping when memfd_create is unavailable (seccomp, old kernels); either
@@ -354,7 +354,7 @@ static void put_string_array_kv(struct encoder *e, uint32_t field, const char *k
     pb_end(&e->w, kv);
 }
 
-/* ProcessContext.attributes: how to read our thread records (DESIGN §1d). Position in the key
+/* ProcessContext.attributes: how to read our thread records (README: formats). Position in the key
  * map is the key index used in the records; index 0 carries the local root span id. */
 static void put_thread_ctx_schema(struct encoder *e)
 {

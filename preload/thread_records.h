@@ -15,7 +15,7 @@
 
 #include "ids.h"
 
-/* Elastic apmint thread record, DESIGN §1a. Packed, native endian. */
+/* Elastic apmint thread record, README: formats. Packed, native endian. */
 struct apm_record {
     uint16_t minor_version; /* 1 */
     uint8_t valid;
@@ -29,7 +29,7 @@ struct apm_record {
 /* OTel thread context key 0 (local_root_span_id): [u8 key][u8 len=16][16 lowercase hex]. */
 #define OTEL_ATTR_TXN_SIZE 18
 
-/* OpenTelemetry thread record, DESIGN §1d. Packed, native endian. */
+/* OpenTelemetry thread record, README: formats. Packed, native endian. */
 struct otel_record {
     uint8_t trace_id[16];
     uint8_t span_id[8];

@@ -1,7 +1,6 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash
 # shellcheck disable=SC2034,SC2153 # ROOT, LIB are set and SOCK is read by the loaded helpers
-# shellcheck disable=SC2030,SC2031 # PIDS is per test (teardown runs in the same subshell)
 # The Node.js integration (integrations/node, proflink-otel) with the real OpenTelemetry JS SDK
 # from npm: what a profiler reads from outside while requests run (proflink-inspect, ptrace),
 # correlation datagrams sent the profiler's way coming back on the exported root spans, and the

@@ -20,7 +20,7 @@ esac
     echo "$output" | grep -E "$TLSDESC +[0-9a-f]+ +elastic_apm_profiling_correlation_tls_v1 "
     echo "$output" | grep -E "$TLSDESC +[0-9a-f]+ +otel_thread_ctx_v1 "
     # the dialects the reader cannot use: module/offset pairs and initial-exec offsets
-    ! echo "$output" | grep -E 'DTPMOD|DTPOFF|TPOFF' | grep -E 'correlation_tls_v1|otel_thread_ctx_v1'
+    refute grep -E '(DTPMOD|DTPOFF|TPOFF).*(correlation_tls_v1|otel_thread_ctx_v1)' <<<"$output"
     # section headers are present (the reader walks SHT_RELA sections)
     [ "$(readelf -hW "$LIB" | awk '/Number of section headers/ {print $NF}')" -gt 0 ]
 }
@@ -43,7 +43,7 @@ esac
     if [ "$VARIANT" = musl ]; then
         [[ "$base" == *-musl-* ]]
         echo "$output" | grep -F 'Shared library: [libc.so]'
-        ! echo "$output" | grep -F 'libc.so.6'
+        refute grep -F 'libc.so.6' <<<"$output"
     else
         echo "$output" | grep -F 'Shared library: [libc.so.6]'
     fi
@@ -197,5 +197,5 @@ EOF
     [ "$(jget 'j["attachable"]')" = false ]
     [ "$(jget 'j["threads"]')" = null ] || [ "$(jget 'sum(1 for t in j["threads"] if t["apm"])')" = 0 ]
     [ -z "$(ls -A "$SOCKDIR")" ]
-    ! grep -q OTEL_CTX "/proc/$TARGET_PID/maps"
+    refute grep -q OTEL_CTX "/proc/$TARGET_PID/maps"
 }
