@@ -57,7 +57,7 @@ if command -v node >/dev/null && [ -d integrations/node/node_modules/@openteleme
             node bench/node/http_throughput.js server "$1" $port >"$B/node_http.out" &
         fi
         pid=$!
-        for _ in $(seq 100); do grep -q listening "$B/node_http.out" 2>/dev/null && break; sleep 0.05; done
+        for _ in $(seq 200); do grep -q listening "$B/node_http.out" 2>/dev/null && break; sleep 0.1; done
         rps=$(node bench/node/http_throughput.js client $port 1.5 | val requests_per_s)
         kill "$pid"; wait "$pid" 2>/dev/null || true
         echo "$rps"
