@@ -4,7 +4,7 @@
 # The one-buffer context calls (proflink_set_context / proflink_swap_context) and the default
 # of PROFLINK_INHERIT, checked from outside: after each step of tests/helpers/api_context.c the
 # main thread's records are read with proflink-inspect, as the profiler reads them.
-load helpers
+load stepped_helpers
 
 A_TRACE=0af7651916cd43dd8448eb211c80319c
 A_SPAN=b7ad6b7169203331
@@ -14,20 +14,10 @@ B_SPAN=3333333333333333
 ZERO_CTX=00000000000000000000000000000000/0000000000000000/0000000000000000/00
 
 setup() { setup_sockdir; }
-teardown() {
-    exec 8>&- 2>/dev/null || true
-    stop_target
-    rm -rf "$SOCKDIR"
-}
+teardown() { stepped_teardown; }
 
 start_ctx_target() {
-    OUT=$BATS_TEST_TMPDIR/target.out
-    rm -f "$BATS_TEST_TMPDIR/cmd"
-    mkfifo "$BATS_TEST_TMPDIR/cmd"
-    env "$@" LD_PRELOAD="$LIB" "$HELPERS/api_context" <"$BATS_TEST_TMPDIR/cmd" >"$OUT" \
-        2>"$BATS_TEST_TMPDIR/target.err" &
-    TARGET_PID=$!
-    exec 8>"$BATS_TEST_TMPDIR/cmd"
+    start_stepped "$@" LD_PRELOAD="$LIB" "$HELPERS/api_context"
     wait_for_line "$OUT" '^ready pid='
 }
 
@@ -44,29 +34,36 @@ main_record() {
     jget "' '.join(str(x) for x in (lambda a, o: [a['trace_present'], a['trace_id'], a['span_id'], a['transaction_id'], a['trace_flags'], (o is None) if not a['trace_present'] else (o['trace_id'] == a['trace_id'] and o['span_id'] == a['span_id'] and o['attributes'].get('local_root_span_id') == a['transaction_id'])])(*[(t['apm'], t['otel']) for t in j['threads'] if t['tid'] == $TARGET_PID][0]))"
 }
 
+# expect_record "PRESENT TRACE SPAN TXN FLAGS" — the main thread's records say that (both of
+# them); with "0", no trace is present (and no OTel record).
+expect_record() {
+    local present trace span txn flags agree
+    read -r present trace span txn flags agree <<<"$(main_record)"
+    if [ "$1" = 0 ]; then
+        [ "$present $agree" = "0 True" ]
+    else
+        [ "$present $trace $span $txn $flags $agree" = "$1 True" ]
+    fi
+}
+
 @test "swap nests scopes: each level is published, and restoring is one set of the saved context" {
     start_ctx_target
     grep -q '^ready pid=.* api=1$' "$OUT"
     step outer
     # nothing was active: rc 0 and an all-zero previous context (the helper pre-filled it)
     grep -qx "step outer rc=0 prev=$ZERO_CTX reserved_zero=1" "$OUT"
-    read -r present trace span txn flags agree <<<"$(main_record)"
-    [ "$present $trace $span $txn $flags $agree" = "1 $A_TRACE $A_SPAN $A_TXN 1 True" ]
+    expect_record "1 $A_TRACE $A_SPAN $A_TXN 1"
     step inner
     grep -qx "step inner rc=1 prev=$A_TRACE/$A_SPAN/$A_TXN/01 reserved_zero=1" "$OUT"
     # B's transaction id was all-zero: the span is its own local root
-    read -r present trace span txn flags agree <<<"$(main_record)"
-    [ "$present $trace $span $txn $flags $agree" = "1 $B_TRACE $B_SPAN $B_SPAN 0 True" ]
+    expect_record "1 $B_TRACE $B_SPAN $B_SPAN 0"
     step restored
-    read -r present trace span txn flags agree <<<"$(main_record)"
-    [ "$present $trace $span $txn $flags $agree" = "1 $A_TRACE $A_SPAN $A_TXN 1 True" ]
+    expect_record "1 $A_TRACE $A_SPAN $A_TXN 1"
     step cleared
-    read -r present trace _ _ _ agree <<<"$(main_record)"
-    [ "$present $agree" = "0 True" ]
+    expect_record 0
     step null
     grep -qx "step null rc=1 prev=$A_TRACE/$A_SPAN/$A_TXN/01 reserved_zero=1" "$OUT"
-    read -r present trace _ _ _ agree <<<"$(main_record)"
-    [ "$present $agree" = "0 True" ]
+    expect_record 0
 }
 
 @test "new threads start without the creator's context by default; PROFLINK_INHERIT=1 inherits" {

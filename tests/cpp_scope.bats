@@ -5,7 +5,7 @@
 # (tests/cpp.mk): dlsym with no link dependency, -lproflink, and the static archive. Where the
 # apmint reader can see the program (not the static one), the records are read from outside
 # with proflink-inspect while the program waits inside a scope.
-load helpers
+load stepped_helpers
 
 CPP=$ROOT/build/tests/cpp
 A=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
@@ -13,21 +13,7 @@ B=bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb
 C=cccccccccccccccccccccccccccccccc
 
 setup() { setup_sockdir; }
-teardown() {
-    exec 8>&- 2>/dev/null || true
-    stop_target
-    rm -rf "$SOCKDIR"
-}
-
-# run_scope [VAR=VALUE…] PROGRAM — starts it with its stdin on fd 8.
-run_scope() {
-    OUT=$BATS_TEST_TMPDIR/target.out
-    rm -f "$BATS_TEST_TMPDIR/cmd"
-    mkfifo "$BATS_TEST_TMPDIR/cmd"
-    env "$@" <"$BATS_TEST_TMPDIR/cmd" >"$OUT" 2>"$BATS_TEST_TMPDIR/target.err" &
-    TARGET_PID=$!
-    exec 8>"$BATS_TEST_TMPDIR/cmd"
-}
+teardown() { stepped_teardown; }
 
 # thread_traces — "tid:trace" of every thread with a trace present (from outside).
 thread_traces() {
@@ -69,14 +55,14 @@ step_through() {
 
 @test "dlsym, no link dependency: nested scopes, exceptions and a second thread, seen from outside" {
     [ "$(readelf -dW "$CPP/scope_dlsym" | grep -c proflink)" = 0 ]
-    run_scope LD_PRELOAD="$LIB" "$CPP/scope_dlsym"
+    start_stepped LD_PRELOAD="$LIB" "$CPP/scope_dlsym"
     wait_attachable "$TARGET_PID"
     step_through 1
     expect_steps
 }
 
 @test "dlsym, without the library: every scope is a no-op and the program runs the same" {
-    run_scope "$CPP/scope_dlsym"
+    start_stepped "$CPP/scope_dlsym"
     step_through 0
     grep -qx 'active 0' "$OUT"
     [ "$(grep -c ' -$' "$OUT")" -eq 8 ] # every report: no trace
@@ -85,7 +71,7 @@ step_through() {
 
 @test "-lproflink: the same, through the library named in DT_NEEDED" {
     readelf -dW "$CPP/scope_linked" | grep -q 'NEEDED.*elastic-jvmti-linux-proflink'
-    run_scope "$CPP/scope_linked"
+    start_stepped "$CPP/scope_linked"
     wait_attachable "$TARGET_PID"
     step_through 1
     expect_steps
@@ -93,7 +79,7 @@ step_through() {
 
 @test "static archive: the same in a statically linked program (proflink_init in main)" {
     [ "$(readelf -lW "$CPP/scope_static" | grep -c INTERP)" = 0 ]
-    run_scope "$CPP/scope_static"
+    start_stepped "$CPP/scope_static"
     step_through 0
     grep -qx 'init 0' "$OUT"
     expect_steps
