@@ -129,6 +129,7 @@ include tests/fixtures.mk
 include tests/static.mk
 include tests/fuzz.mk
 include tests/cross.mk
+include tests/cpp.mk
 include bench/bench.mk
 
 check: all test-helpers

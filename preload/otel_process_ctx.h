@@ -28,4 +28,11 @@ int otel_process_ctx_after_fork(const struct config *cfg);
  * process has no context yet. 0 ok, -1 failed (the previous context, if any, stays valid). */
 int otel_process_ctx_update(const struct config *cfg);
 
+/* The tracer's resource (proflink_set_resource): attributes in OTEL_RESOURCE_ATTRIBUTES syntax
+ * that replace proflink's defaults for the keys they name (service.*, service.instance.id,
+ * telemetry.sdk.*, ...) and the environment's for the others; kept (copied) for every later
+ * publication, and republished now with the update protocol. 0 ok, -1 failed (the previous
+ * context and attributes stay). */
+int otel_process_ctx_set_tracer_attrs(const struct config *cfg, const char *attrs);
+
 #endif

@@ -8,8 +8,9 @@
 
 struct config;
 
-/* Builds the block and publishes it, replacing a previous one (a fork child's copy), which is
- * never freed: a profiler may still be reading it (process_storage.c).
+/* Builds the block and publishes it, replacing a previous one (a fork child's copy, the block
+ * before a tracer's new service name), which is never freed: a profiler may still be reading
+ * it (process_storage.c).
  * 0 ok, -1 out of memory (the pointer is left as it was). */
 int process_storage_publish(const struct config *cfg, const char *socket_path);
 /* Sets the pointer back to NULL (the block stays allocated, for the same reason). */

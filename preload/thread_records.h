@@ -63,8 +63,8 @@ extern __thread void *otel_thread_ctx_v1;
 extern __thread struct thread_block *thread_block_current
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
 
-/* Which context a new thread starts with: the creator's (PROFLINK_INHERIT=1), else the
- * process-wide TRACEPARENT context, else none. */
+/* Which context a new thread starts with: the creator's when PROFLINK_INHERIT=1, else (the
+ * default) the process-wide TRACEPARENT context, else none (config.c says why). */
 void thread_initial_context(struct trace_ctx *out);
 
 /* A block for a thread about to be created, holding ctx. NULL when out of memory. */

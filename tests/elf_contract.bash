@@ -49,7 +49,9 @@ elf_exports() {
     exports=$(nm -D --defined-only "$1" | awk '$2 ~ /[TDBV]/ {print $3}' | sed 's/@.*//' | sort) || return 1
     for f in proflink_set_trace proflink_set_traceparent proflink_clear_trace proflink_get_trace \
         proflink_set_message_callback proflink_end_transaction proflink_samples_delay_ms \
-        proflink_host_id proflink_get_stats proflink_version proflink_init; do
+        proflink_host_id proflink_get_stats proflink_version proflink_init \
+        proflink_set_context proflink_swap_context proflink_take_transactions \
+        proflink_transactions_fd proflink_flush_transactions proflink_set_resource; do
         grep -qx "$f" <<<"$exports" || { echo "missing export $f"; return 1; }
     done
     extra=$(grep -vE '^(proflink_[a-z_]+|elastic_apm_profiling_correlation_(process_storage|tls)_v1|otel_thread_ctx_v1|pthread_create|_init|_fini)$' <<<"$exports" || true) || return 1
