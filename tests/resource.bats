@@ -20,17 +20,17 @@ ask() {
 }
 
 # otel KEY — a resource attribute of the last `otel_read`; otel_ts — its timestamp.
-otel_read() { python3 "$READER" "$TARGET_PID" >"$BATS_TEST_TMPDIR/otel.json"; }
-otel() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]].get(sys.argv[3], "-"))' "$BATS_TEST_TMPDIR/otel.json" resource "$1"; }
+otel_read() { "$PY" "$READER" "$TARGET_PID" >"$BATS_TEST_TMPDIR/otel.json"; }
+otel() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]].get(sys.argv[3], "-"))' "$BATS_TEST_TMPDIR/otel.json" resource "$1"; }
 # otel_all KEY… — the values of several resource attributes, "|"-separated (one Python run)
-otel_all() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["resource"]; print("|".join(r.get(k, "-") for k in sys.argv[2:]))' "$BATS_TEST_TMPDIR/otel.json" "$@"; }
-otel_top() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$BATS_TEST_TMPDIR/otel.json" "$1"; }
+otel_all() { "$PY" -c 'import json,sys; r=json.load(open(sys.argv[1]))["resource"]; print("|".join(r.get(k, "-") for k in sys.argv[2:]))' "$BATS_TEST_TMPDIR/otel.json" "$@"; }
+otel_top() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$BATS_TEST_TMPDIR/otel.json" "$1"; }
 
 storage() { inspect_json "$TARGET_PID"; jget "j['storage']['$1']"; }
 
 # block_at ADDR — decodes an Elastic process storage block at ADDR in the target's memory.
 block_at() {
-    python3 - "$TARGET_PID" "$1" <<'PY'
+    "$PY" - "$TARGET_PID" "$1" <<'PY'
 import struct, sys
 pid, addr = int(sys.argv[1]), int(sys.argv[2], 16)
 with open(f"/proc/{pid}/mem", "rb") as m:  # field by field: the block may end a page
@@ -63,7 +63,7 @@ PY
     [ "$(otel_top address)" = "$addr0" ]
     [ "$(otel_top published_at_ns)" -gt "$ts0" ]
     [ "$own_id" != 'abc,123' ]
-    [ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["duplicate_keys"]))' "$BATS_TEST_TMPDIR/otel.json")" = 0 ]
+    [ "$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["duplicate_keys"]))' "$BATS_TEST_TMPDIR/otel.json")" = 0 ]
 }
 
 @test "OTEL_RESOURCE_ATTRIBUTES may set service.instance.id; without it a random one is used" {
@@ -123,7 +123,7 @@ PY
     ask "fork 60" '^forked '
     child=$(sed -n 's/^forked child=//p' "$OUT")
     wait_attachable "$child"
-    python3 "$READER" "$child" >"$BATS_TEST_TMPDIR/otel.json"
+    "$PY" "$READER" "$child" >"$BATS_TEST_TMPDIR/otel.json"
     [ "$(otel service.name)" = forked-svc ]
     [ "$(otel service.instance.id)" = tracer-id ]
     "$INSPECT" --json "$child" >"$BATS_TEST_TMPDIR/inspect.json"
