@@ -220,6 +220,7 @@ void config_load(struct config *cfg)
     copy_path("PROFLINK_FIFO", cfg->fifo_path, sizeof cfg->fifo_path);
     cfg->inherit = parse_bool("PROFLINK_INHERIT", 1);
     cfg->otel_context = parse_bool("PROFLINK_OTEL_CONTEXT", 1);
+    cfg->http = parse_bool("PROFLINK_HTTP", 0);
     load_identity(cfg);
     load_traceparent(cfg);
 }
