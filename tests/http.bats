@@ -238,3 +238,88 @@ PYEOF
     [ -z "$(any_traced "$TARGET_PID")" ]
     exec {conn}>&-
 }
+
+# nginx_conf DIR PORT — master + 2 workers (event loops), everything under DIR. gzip at level 9
+# of a large sparse file keeps a worker on the CPU inside one request's processing, between the
+# read of its head and the next epoll_wait: the part of the request a sample can catch.
+nginx_conf() {
+    local d=$1
+    mkdir -p "$d/www" "$d/tmp"
+    truncate -s 400M "$d/www/big"
+    cat >"$d/nginx.conf" <<NGX
+user root;
+worker_processes 2;
+daemon off;
+master_process on;
+pid $d/nginx.pid;
+error_log $d/error.log warn;
+events { worker_connections 64; }
+http {
+    access_log off;
+    client_body_temp_path $d/tmp/body; proxy_temp_path $d/tmp/proxy;
+    fastcgi_temp_path $d/tmp/fcgi; uwsgi_temp_path $d/tmp/uwsgi; scgi_temp_path $d/tmp/scgi;
+    server {
+        listen 127.0.0.1:$2;
+        root $d/www;
+        sendfile off;
+        gzip on; gzip_comp_level 9; gzip_types *; gzip_min_length 0;
+        add_header X-Worker \$pid;
+    }
+}
+NGX
+}
+
+# worker_traces MASTER — "pid:trace" for every worker thread with a trace
+worker_traces() {
+    local w out=
+    for w in $(pgrep -P "$1"); do
+        inspect_json "$w" >/dev/null || true
+        out+=$(jget "' '.join('$w:' + t['apm']['trace_id'] for t in j['threads'] if t['apm']
+                     and t['apm']['trace_present'])")" "
+    done
+    echo "$out" | xargs
+}
+
+@test "nginx (master + event-loop workers): the worker busy with a request shows its trace, none after" {
+    libc_independent
+    command -v nginx >/dev/null || skip "nginx is not installed"
+    local d=$BATS_TEST_TMPDIR/nginx t got hdr
+    nginx_conf "$d" "$PORT"
+    PROFLINK_HTTP=1 start_target nginx -e "$d/error.log" -p "$d" -c "$d/nginx.conf"
+    wait_port "$PORT"
+    for t in $TRACE_A $TRACE_B -; do
+        hdr=()
+        if [ "$t" != - ]; then hdr=(-H "traceparent: $(tp "$t")"); fi
+        curl -s -D "$d/headers" -o /dev/null -H 'Accept-Encoding: gzip' "${hdr[@]}" \
+            "http://127.0.0.1:$PORT/big" 3>&- &
+        CLIENT_PIDS=$!
+        got=
+        if [ "$t" = - ]; then
+            # the request is being compressed (a worker on the CPU): no worker shows a trace
+            for _ in $(seq 100); do
+                pgrep -r R -P "$TARGET_PID" >/dev/null && break
+                sleep 0.05
+            done
+            for _ in 1 2 3; do
+                [ -z "$(worker_traces "$TARGET_PID")" ]
+                sleep 0.2
+            done
+        else
+            for _ in $(seq 150); do
+                got=$(worker_traces "$TARGET_PID")
+                [ -n "$got" ] && break
+                sleep 0.1
+            done
+            # exactly one worker thread, with this request's trace
+            [ "${got#*:}" = "$t" ]
+        fi
+        wait "$CLIENT_PIDS"
+        CLIENT_PIDS=
+        # the worker that answered (X-Worker) is the one that showed the trace
+        if [ "$t" != - ]; then
+            grep -qi "^x-worker: ${got%%:*}"$'\r'"\$" "$d/headers"
+        fi
+        # back in epoll_wait: none
+        [ -z "$(worker_traces "$TARGET_PID")" ]
+    done
+}
