@@ -323,3 +323,23 @@ worker_traces() {
         [ -z "$(worker_traces "$TARGET_PID")" ]
     done
 }
+
+@test "proflink-inspect tells whether HTTP reading is on" {
+    PROFLINK_HTTP=1 start_target sleep 30
+    inspect_json "$TARGET_PID" --no-threads
+    [ "$(jget 'j["http_reading"]')" = true ]
+    run "$INSPECT" --no-threads "$TARGET_PID"
+    [[ "$output" == *"INFO  http     traceparent of HTTP/1.x requests read"* ]]
+    stop_target
+    start_target sleep 30
+    inspect_json "$TARGET_PID" --no-threads
+    [ "$(jget 'j["http_reading"]')" = false ]
+    stop_target
+    # disabled: nothing is active, so nothing is read either
+    PROFLINK_HTTP=1 ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=false \
+        LD_PRELOAD=$LIB sleep 30 3>&- &
+    TARGET_PID=$!
+    sleep 0.3
+    inspect_json "$TARGET_PID" --no-threads || true
+    [ "$(jget 'j["http_reading"]')" = false ]
+}
