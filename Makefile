@@ -1,14 +1,27 @@
 # proflink — see README.md. `make` builds everything into build/, `make check` runs every test,
 # `make demo` runs the main job end to end, `make bench` prints the speed ratios.
-ARCH      := $(shell uname -m)
 BUILD     := build
 CC        ?= gcc
+# The target is the compiler's, not the build host's: `make CC=aarch64-linux-gnu-gcc` builds for
+# 64-bit Arm, with the binutils and the musl compiler of that target (make cross, cross.mk).
+TARGET    := $(shell $(CC) -dumpmachine)
+ARCH      := $(firstword $(subst -, ,$(TARGET)))
+HOST_ARCH := $(shell uname -m)
+ifeq ($(ARCH),$(HOST_ARCH))
 MUSL_CC   := $(shell command -v musl-gcc 2>/dev/null)
+OBJCOPY   ?= objcopy
+else
+MUSL_CC   := $(shell command -v $(ARCH)-linux-musl-gcc 2>/dev/null)
+OBJCOPY   := $(shell command -v $(TARGET)-objcopy 2>/dev/null || echo objcopy)
+endif
 
 ifeq ($(ARCH),x86_64)
 TLS_DIALECT := -mtls-dialect=gnu2
 else ifeq ($(ARCH),aarch64)
 TLS_DIALECT := -mtls-dialect=desc
+# gcc's aarch64 default calls libgcc helpers for atomics that test the CPU through __getauxval:
+# Debian's libgcc is glibc-built, so the musl library would keep it undefined and fail to load.
+MUSL_EXTRA  := -mno-outline-atomics
 else
 $(error proflink supports x86_64 and aarch64 only, not $(ARCH))
 endif
@@ -38,8 +51,11 @@ ALL := $(LIB) $(BUILD)/libproflink.so $(BUILD)/libproflink.a
 ifneq ($(wildcard tools/proflink-inspect.c),)
 ALL += $(BUILD)/proflink-inspect
 endif
+# the agent links the host's libunwind: built for the host's architecture only
 ifneq ($(wildcard tools/proflink-agent.c),)
+ifeq ($(ARCH),$(HOST_ARCH))
 ALL += $(BUILD)/proflink-agent
+endif
 endif
 ifneq ($(MUSL_CC),)
 ALL += $(MUSL_LIB) $(BUILD)/musl/libproflink.a
@@ -71,7 +87,6 @@ $(BUILD)/static/%.o: %.c | $(BUILD)
 # One relocatable object with every hidden symbol made local, so that a program's own log_msg or
 # config_load cannot collide with proflink's internals; pthread_wrap.o stays a separate member,
 # pulled in only by programs linked with -Wl,--wrap=pthread_create.
-OBJCOPY ?= objcopy
 define static_archive
 	$(1) -r -nostdlib -o $(dir $@)static/proflink-all.o $(filter-out %/pthread_wrap.o,$^)
 	$(OBJCOPY) --localize-hidden $(dir $@)static/proflink-all.o
@@ -83,14 +98,14 @@ $(BUILD)/libproflink.a: $(patsubst %.c,$(BUILD)/static/%.o,$(LIB_SRCS))
 
 $(BUILD)/musl/obj/%.o: %.c | $(BUILD)
 	@mkdir -p $(dir $@)
-	@echo "  MUSL  $<"; $(MUSL_CC) $(LIB_CFLAGS) $(DEPFLAGS) -c $< -o $@
+	@echo "  MUSL  $<"; $(MUSL_CC) $(LIB_CFLAGS) $(MUSL_EXTRA) $(DEPFLAGS) -c $< -o $@
 
 $(MUSL_LIB): $(patsubst %.c,$(BUILD)/musl/obj/%.o,$(LIB_SRCS))
 	$(MUSL_CC) $(LIB_LDFLAGS) -Wl,-soname,$(MUSL_SONAME) -o $@ $^
 
 $(BUILD)/musl/static/%.o: %.c | $(BUILD)
 	@mkdir -p $(dir $@)
-	@echo "  MUSL  $<"; $(MUSL_CC) $(LIB_CFLAGS) $(DEPFLAGS) -DPROFLINK_STATIC -c $< -o $@
+	@echo "  MUSL  $<"; $(MUSL_CC) $(LIB_CFLAGS) $(MUSL_EXTRA) $(DEPFLAGS) -DPROFLINK_STATIC -c $< -o $@
 
 $(BUILD)/musl/libproflink.a: $(patsubst %.c,$(BUILD)/musl/static/%.o,$(LIB_SRCS))
 	$(call static_archive,$(MUSL_CC))
@@ -110,8 +125,11 @@ $(BUILD):
 # Test helpers (C programs that know nothing of proflink, senders, readers); built with
 # ASan/UBSan where they do not run under the preload itself.
 include tests/helpers.mk
+include tests/fixtures.mk
 include tests/static.mk
 include tests/fuzz.mk
+include tests/cross.mk
+include tests/cpp.mk
 include bench/bench.mk
 
 check: all test-helpers

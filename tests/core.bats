@@ -116,8 +116,8 @@ teardown() { stop_target; rm -rf "$SOCKDIR"; }
     grep -q '^done$' "$BATS_TEST_TMPDIR/target.out"
 }
 
-@test "inheritance: a new thread starts with its creator's context, or none with PROFLINK_INHERIT=0" {
-    start_target "$HELPERS/api_switch" "$TP" 1111111111111111 3 noset
+@test "inheritance: with PROFLINK_INHERIT=1 a new thread starts with its creator's context, by default none" {
+    PROFLINK_INHERIT=1 start_target "$HELPERS/api_switch" "$TP" 1111111111111111 3 noset
     wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
     grep -q "^get 1 $TP_TRACE 1111111111111111 01" "$BATS_TEST_TMPDIR/target.out"
     inspect_json "$TARGET_PID"
@@ -125,7 +125,7 @@ teardown() { stop_target; rm -rf "$SOCKDIR"; }
     [ "$(jget "sum(1 for t in j['threads'] if t['apm'] and t['apm']['trace_present'] == 1 and t['apm']['trace_id'] == '$TP_TRACE' and t['apm']['transaction_id'] == '1111111111111111')")" = 2 ]
     records_agree
     stop_target
-    PROFLINK_INHERIT=0 start_target "$HELPERS/api_switch" "$TP" 1111111111111111 3 noset
+    start_target "$HELPERS/api_switch" "$TP" 1111111111111111 3 noset
     wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
     inspect_json "$TARGET_PID"
     [ "$(jget "sum(1 for t in j['threads'] if t['apm'] and t['apm']['trace_present'] == 1)")" = 1 ]

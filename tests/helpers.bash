@@ -5,13 +5,28 @@
 ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 ARCH=$(uname -m)
 VARIANT=${PROFLINK_VARIANT:-glibc}
-if [ "$VARIANT" = musl ]; then
-    LIB=$ROOT/build/musl/elastic-jvmti-linux-proflink-musl-$ARCH.so
-    HELPERS=$ROOT/build/tests/musl
-else
-    LIB=$ROOT/build/elastic-jvmti-linux-proflink-$ARCH.so
-    HELPERS=$ROOT/build/tests
-fi
+# EMULATOR: what runs a program of the variant's architecture ("" for the machine's own; for
+# aarch64, qemu-user through tests/fixtures/qemu_exec.c). LIBC: the variant's C library.
+EMULATOR=
+case $VARIANT in
+    musl)
+        LIB=$ROOT/build/musl/elastic-jvmti-linux-proflink-musl-$ARCH.so
+        HELPERS=$ROOT/build/tests/musl LIBC=musl ;;
+    aarch64-glibc)
+        ARCH=aarch64 LIB=$ROOT/build/aarch64/elastic-jvmti-linux-proflink-aarch64.so
+        HELPERS=$ROOT/build/aarch64/tests LIBC=glibc EMULATOR=$ROOT/build/tests/fixtures/qemu_exec ;;
+    aarch64-musl)
+        ARCH=aarch64 LIB=$ROOT/build/aarch64/musl/elastic-jvmti-linux-proflink-musl-aarch64.so
+        HELPERS=$ROOT/build/aarch64/tests/musl LIBC=musl EMULATOR=$ROOT/build/tests/fixtures/qemu_exec ;;
+    *)
+        LIB=$ROOT/build/elastic-jvmti-linux-proflink-$ARCH.so
+        HELPERS=$ROOT/build/tests LIBC=glibc ;;
+esac
+
+# not_emulated REASON — skips a test that cannot hold under qemu-user, saying why
+not_emulated() {
+    if [ -n "$EMULATOR" ]; then skip "under qemu-user: $1"; fi
+}
 INSPECT=$ROOT/build/proflink-inspect
 SOCKDIR_DEFAULT=/tmp
 

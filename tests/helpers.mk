@@ -31,4 +31,4 @@ endif
 
 $(BUILD)/tests/musl/%: tests/helpers/%.c | $(BUILD)
 	@mkdir -p $(dir $@)
-	$(MUSL_CC) $(HELPER_CFLAGS) $(DEPFLAGS) -MF $@.d -o $@ $< $(HELPER_LIBS_$*)
+	$(MUSL_CC) $(HELPER_CFLAGS) $(MUSL_EXTRA) $(DEPFLAGS) -MF $@.d -o $@ $< $(HELPER_LIBS_$*)

@@ -57,7 +57,8 @@ has_musl() { [ -f "$ROOT/build/musl/$MUSL_SONAME" ]; }
             ./usr/local/lib/"$SONAME" | ./usr/local/lib/libproflink.so | ./usr/local/lib/libproflink.a) ;;
             ./usr/local/lib/proflink/musl/"$MUSL_SONAME" | ./usr/local/lib/proflink/musl/libproflink.so) ;;
             ./usr/local/lib/proflink/musl/libproflink.a) ;;
-            ./usr/local/include/proflink.h | ./usr/local/lib/pkgconfig/proflink.pc) ;;
+            ./usr/local/include/proflink.h | ./usr/local/include/proflink.hpp) ;;
+            ./usr/local/lib/pkgconfig/proflink.pc) ;;
             *) echo "unexpected file $f"; false ;;
         esac
     done

@@ -22,7 +22,8 @@ def evaluate(path, name, expr):
     if _cache.get(path, (None,))[0] != key:
         with open(path, encoding="utf-8") as f:
             _cache[path] = (key, json.load(f))
-    v = eval(expr, {}, {name: _cache[path][1]})
+    # bound as a global: comprehensions in EXPR have their own scope and see globals only
+    v = eval(expr, {name: _cache[path][1]})
     if isinstance(v, (dict, list, bool)) or v is None:
         return json.dumps(v, ensure_ascii=False)
     return str(v)

@@ -25,7 +25,7 @@ start_msg_target() {
     ERR=$BATS_TEST_TMPDIR/target.err
     rm -f "$BATS_TEST_TMPDIR/cmd"
     mkfifo "$BATS_TEST_TMPDIR/cmd"
-    env "$@" LD_PRELOAD="$PRELOAD" "$HELPERS/api_message_target" <"$BATS_TEST_TMPDIR/cmd" \
+    env "$@" LD_PRELOAD="$PRELOAD" ${EMULATOR:+"$EMULATOR"} "$HELPERS/api_message_target" <"$BATS_TEST_TMPDIR/cmd" \
         >"$OUT" 2>"$ERR" &
     TARGET_PID=$!
     exec 8>"$BATS_TEST_TMPDIR/cmd"

@@ -91,10 +91,8 @@ prog() { echo "$HELPERS/target_threads" 3 0.05; }
 
 @test "malloc failing inside proflink: the program runs as without it" {
     [ "$VARIANT" = glibc ] || skip "the malloc shim uses glibc's __libc_malloc"
-    gcc -shared -fPIC -O1 -DFAILMALLOC_SO -o "$BATS_TEST_TMPDIR/libfailmalloc.so" \
-        "$ROOT/tests/helpers/failmalloc.c" -ldl
     # shellcheck disable=SC2046 # $(prog) is a word list
-    LIB="$BATS_TEST_TMPDIR/libfailmalloc.so $LIB" same_as_without $(prog)
+    LIB="$ROOT/build/tests/fixtures/libfailmalloc.so $LIB" same_as_without $(prog)
     [ -z "$(ls "$SOCKDIR")" ]
 }
 

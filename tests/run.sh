@@ -4,8 +4,11 @@
 #   # variants: glibc musl   run once per libc variant (PROFLINK_VARIANT); musl only where
 #                            musl-gcc is installed. Tests that call libc_independent run in the
 #                            glibc variant only, and are not counted in the others.
+#                            aarch64-glibc and aarch64-musl run the programs of the aarch64
+#                            build (make cross) under qemu-user, where it has been built.
 #   # serial: REASON         the suite measures time or samples the CPU: it runs alone, after the
 #                            concurrent ones, so that their load cannot change its outcome.
+# PROFLINK_TEST_VARIANTS=v1,v2 runs only those variants (make check-cross).
 # Other suites run concurrently, PROFLINK_TEST_JOBS at a time (default: one per CPU). Each
 # suite's result is printed when it ends, with the TAP lines of any failed test.
 set -u
@@ -25,8 +28,16 @@ for f in "${files[@]}"; do
     variants=$(head -5 "$f" | sed -n 's/^# variants: //p')
     [ -n "$variants" ] || variants=glibc
     for v in $variants; do
+        if [ -n "${PROFLINK_TEST_VARIANTS:-}" ] && [[ ",$PROFLINK_TEST_VARIANTS," != *",$v,"* ]]; then
+            continue
+        fi
         if [ "$v" = musl ] && ! command -v musl-gcc >/dev/null; then
             echo "# $f (musl): not run, musl-gcc is not installed"
+            continue
+        fi
+        if [[ $v == aarch64-* ]] && ! [ -x build/tests/fixtures/qemu_exec ] ||
+            [[ $v == aarch64-* ]] && ! [ -e build/aarch64/elastic-jvmti-linux-proflink-aarch64.so ]; then
+            echo "# $f ($v): not run, no aarch64 build (make cross: the cross toolchain and qemu-user)"
             continue
         fi
         if head -5 "$f" | grep -q '^# serial:'; then serial+=("$f:$v"); else concurrent+=("$f:$v"); fi

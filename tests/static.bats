@@ -72,12 +72,12 @@ start_static() { # PROGRAM ARGS... — started directly: there is nothing to pre
     refute grep -q 'elastic-jvmti-linux-' "/proc/$TARGET_PID/maps"
 }
 
-@test "linked with -Wl,--wrap=pthread_create: new threads get records at once, with the creator's context" {
-    start_static "$STATIC/static_app-wrap" 10
+@test "linked with -Wl,--wrap=pthread_create: new threads get records at once, with the creator's context under PROFLINK_INHERIT=1" {
+    PROFLINK_INHERIT=1 start_static "$STATIC/static_app-wrap" 10
     grep -qx 'init 0' "$BATS_TEST_TMPDIR/target.out"
     grep -qx "plain 1 $TRACE $SPAN 01" "$BATS_TEST_TMPDIR/target.out"
     grep -qx 'setter 1 11111111111111111111111111111111 3333333333333333 00' "$BATS_TEST_TMPDIR/target.out"
-    PROFLINK_INHERIT=0 start_static "$STATIC/static_app-wrap" 10
+    start_static "$STATIC/static_app-wrap" 10
     grep -qx 'plain 0' "$BATS_TEST_TMPDIR/target.out"
 }
 

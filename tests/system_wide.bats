@@ -31,12 +31,13 @@ EOF
     mkdir -p "$d/files/dir"
     for f in zeta alpha 'with space' Mid; do echo "$f" >"$d/files/dir/$f"; done
     seq 2000 | sed 's/$/ line/' | sort -R --random-source=/dev/zero >"$d/files/lines"
-    printf '#include <stdio.h>\nint main(void) { puts("hello from gcc"); return 3; }\n' >"$d/files/hello.c"
+    cp "$ROOT/tests/fixtures/hello.c" "$d/files/hello.c"
     printf 'all: out.txt\n\t@cat out.txt\nout.txt:\n\t@echo made-by-make >$@\n' >"$d/files/Makefile"
-    if command -v musl-gcc >/dev/null; then
-        musl-gcc -o "$d/files/hello_musl" "$d/files/hello.c"
-    fi
-    gcc -static -o "$d/files/hello_static" "$d/files/hello.c" 2>/dev/null || true
+    # built by make (tests/fixtures.mk) where musl-gcc and a static libc are installed
+    local p
+    for p in hello_musl hello_static; do
+        if [ -x "$ROOT/build/tests/fixtures/$p" ]; then cp "$ROOT/build/tests/fixtures/$p" "$d/files/"; fi
+    done
 }
 
 setup() {
