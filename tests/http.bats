@@ -325,6 +325,7 @@ worker_traces() {
 }
 
 @test "proflink-inspect tells whether HTTP reading is on" {
+    libc_independent
     PROFLINK_HTTP=1 start_target sleep 30
     inspect_json "$TARGET_PID" --no-threads
     [ "$(jget 'j["http_reading"]')" = true ]
@@ -342,4 +343,30 @@ worker_traces() {
     sleep 0.3
     inspect_json "$TARGET_PID" --no-threads || true
     [ "$(jget 'j["http_reading"]')" = false ]
+}
+
+@test "proflink-run --http -- python3 -m http.server: proflink-agent attributes samples to each request's trace" {
+    libc_independent
+    [ "$VARIANT" = glibc ] || skip "python3 is a glibc program"
+    local d=$BATS_TEST_TMPDIR/www t
+    mkdir -p "$d"
+    head -c 150M /dev/zero >"$d/big.bin"
+    (cd "$d" && exec "$ROOT/scripts/proflink-run" --http -- "$PY" -m http.server "$PORT" \
+        --bind 127.0.0.1) >"$BATS_TEST_TMPDIR/target.out" 2>&1 3>&- &
+    TARGET_PID=$!
+    wait_port "$PORT"
+    (for t in $TRACE_A $TRACE_B; do
+        curl -s -o /dev/null -H "traceparent: $(tp "$t")" "http://127.0.0.1:$PORT/big.bin"
+        curl -s -o /dev/null -H "traceparent: $(tp "$t")" "http://127.0.0.1:$PORT/big.bin"
+    done) 3>&- &
+    CLIENT_PIDS=$!
+    timeout 60 "$ROOT/build/proflink-agent" -d 6 "$TARGET_PID" >"$BATS_TEST_TMPDIR/agent" 2>&1
+    wait "$CLIENT_PIDS"
+    CLIENT_PIDS=
+    sed -n '/^Transactions/,$p' "$BATS_TEST_TMPDIR/agent" | grep '^  ' >"$BATS_TEST_TMPDIR/txns" || true
+    cat "$BATS_TEST_TMPDIR/agent" >&2
+    # both requests' traces, with the caller's span as transaction, and nothing else
+    grep -q "^  $TRACE_A $SPAN:" "$BATS_TEST_TMPDIR/txns"
+    grep -q "^  $TRACE_B $SPAN:" "$BATS_TEST_TMPDIR/txns"
+    every_line "$BATS_TEST_TMPDIR/txns" . "^  ($TRACE_A|$TRACE_B) $SPAN:"
 }
