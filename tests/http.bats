@@ -246,6 +246,7 @@ nginx_conf() {
     local d=$1
     mkdir -p "$d/www" "$d/tmp"
     truncate -s 400M "$d/www/big"
+    echo small >"$d/www/small"
     cat >"$d/nginx.conf" <<NGX
 user root;
 worker_processes 2;
@@ -322,6 +323,18 @@ worker_traces() {
         # back in epoll_wait: none
         [ -z "$(worker_traces "$TARGET_PID")" ]
     done
+    # keep-alive: after each answer the connection stays open and its worker waits: none
+    local pause=$d/go out=$d/client.out
+    "$PY" "$ROOT/tests/http_client.py" "$PORT" 0 "$(tp $TRACE_A),$(tp $TRACE_B)" \
+        --path /small --pause "$pause" >"$out" 3>&- &
+    CLIENT_PIDS=$!
+    wait_for_line "$out" "^done 0 6 bytes"
+    sleep 0.3
+    [ -z "$(worker_traces "$TARGET_PID")" ]
+    touch "$pause.1"
+    wait "$CLIENT_PIDS"
+    CLIENT_PIDS=
+    grep -q "^done 1 6 bytes" "$out"
 }
 
 @test "proflink-inspect tells whether HTTP reading is on" {

@@ -1,11 +1,12 @@
 """A raw-socket HTTP/1.1 client for the HTTP reading tests: it controls exactly how a request
 head reaches the server (split into pieces with pauses, several requests on one connection).
 
-http_client.py PORT MS TP[,TP...] [--split K] [--pause PATH]
+http_client.py PORT MS TP[,TP...] [--split K] [--pause PATH] [--path PATH]
   One keep-alive connection; for each TP (a traceparent value, or "-" for no header) it sends
   `GET /spin?ms=MS` with that header, cut into K pieces sent 0.3 s apart (the cut inside the
   traceparent line), and prints "done I TID" with the serving thread's id from the answer. With
-  --pause, before the next request it waits (20 s at most) until PATH.I exists."""
+  --pause, before the next request it waits (20 s at most) until PATH.I exists. --path asks
+  for PATH instead of /spin?ms=MS (then it prints the answer's length instead of a thread id)."""
 import os
 import socket
 import sys
@@ -34,6 +35,7 @@ def main():
     args = sys.argv[4:]
     split = int(args[args.index("--split") + 1]) if "--split" in args else 1
     pause = args[args.index("--pause") + 1] if "--pause" in args else None
+    path = args[args.index("--path") + 1] if "--path" in args else "/spin?ms=%d" % ms
     s = socket.create_connection(("127.0.0.1", port))
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     buf = b""
@@ -42,7 +44,7 @@ def main():
             deadline = time.monotonic() + 20
             while not os.path.exists("%s.%d" % (pause, i)) and time.monotonic() < deadline:
                 time.sleep(0.05)
-        head = "GET /spin?ms=%d HTTP/1.1\r\nHost: x\r\nUser-Agent: t\r\n" % ms
+        head = "GET %s HTTP/1.1\r\nHost: x\r\nUser-Agent: t\r\n" % path
         if tp != "-":
             head += "traceparent: %s\r\n" % tp
         head = (head + "Accept: */*\r\n\r\n").encode()
@@ -57,7 +59,8 @@ def main():
             if c != len(head):
                 time.sleep(0.3)
         body, buf = read_answer(s, buf)
-        print("done %d %s" % (i, body.decode().strip()), flush=True)
+        answer = body.decode().strip() if "--path" not in args else "%d bytes" % len(body)
+        print("done %d %s" % (i, answer), flush=True)
     s.close()
 
 
