@@ -74,22 +74,19 @@ start_server() {
 @test "python ThreadingHTTPServer: the serving thread shows each request's trace during its work, none after" {
     libc_independent
     start_server "$PY" "$ROOT/tests/helpers/http_spin_server.py" "$PORT" HTTP/1.0
-    curl -s -H "traceparent: $(tp $TRACE_A)" "http://127.0.0.1:$PORT/spin?ms=3000" \
-        >"$BATS_TEST_TMPDIR/a" 3>&- &
-    CLIENT_PIDS=$!
-    tid=$(wait_traced "$TARGET_PID" "$TRACE_A")
-    wait "$CLIENT_PIDS"
-    # the answer names the thread that served it: the one that showed the trace
-    [ "$(cat "$BATS_TEST_TMPDIR/a")" = "$tid" ]
-    [ -z "$(any_traced "$TARGET_PID")" ]
-    # a second request, another trace, another thread
-    curl -s -H "traceparent: $(tp $TRACE_B)" "http://127.0.0.1:$PORT/spin?ms=3000" \
-        >"$BATS_TEST_TMPDIR/b" 3>&- &
-    CLIENT_PIDS=$!
-    tid=$(wait_traced "$TARGET_PID" "$TRACE_B")
-    wait "$CLIENT_PIDS"
-    [ "$(cat "$BATS_TEST_TMPDIR/b")" = "$tid" ]
-    [ -z "$(any_traced "$TARGET_PID")" ]
+    local t tid
+    # two requests, two traces, a thread each
+    for t in $TRACE_A $TRACE_B; do
+        curl -s -H "traceparent: $(tp "$t")" "http://127.0.0.1:$PORT/spin?ms=3000" \
+            >"$BATS_TEST_TMPDIR/$t" 3>&- &
+        CLIENT_PIDS=$!
+        tid=$(wait_traced "$TARGET_PID" "$t")
+        wait "$CLIENT_PIDS"
+        CLIENT_PIDS=
+        # the answer names the thread that served it: the one that showed the trace
+        [ "$(cat "$BATS_TEST_TMPDIR/$t")" = "$tid" ]
+        [ -z "$(any_traced "$TARGET_PID")" ]
+    done
 }
 
 @test "python: no header, a malformed one or two of them carry no trace while the request works" {

@@ -6,14 +6,14 @@
  * runs without proflink), the way a tracer would. With "once" it reads each connection once,
  * then sleeps 3 s, closes it, prints "closed" and sleeps 3 s more before the next accept.
  * usage: api_http_reader PORT [TRACEPARENT|- [once]] */
-#include <arpa/inet.h>
 #include <dlfcn.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include "listen_local.h"
 
 #include "proflink.h"
 
@@ -30,16 +30,7 @@ int main(int argc, char **argv)
         if (!set_tp || set_tp(argv[2], NULL) != 0)
             printf("set failed\n");
     }
-    int ls = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[1]))};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(ls, (struct sockaddr *)&a, sizeof a) != 0 || listen(ls, 4) != 0) {
-        perror("bind/listen");
-        return 1;
-    }
-    printf("listening\n");
-    fflush(stdout);
+    int ls = listen_local(argv[1], 4);
     for (;;) {
         int fd = accept(ls, NULL, NULL);
         if (fd < 0)

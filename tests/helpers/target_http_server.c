@@ -3,8 +3,6 @@
  * the client splits it), skips a Content-Length body, and for GET /spin?ms=N burns N ms of CPU
  * in the serving thread before answering; every answer is that thread's id. Keep-alive until
  * the client closes. Usage: target_http_server PORT (listens on 127.0.0.1). */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +10,8 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "listen_local.h"
 
 #define HEAD_MAX 16384
 
@@ -101,16 +101,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s PORT\n", argv[0]);
         return 2;
     }
-    int ls = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[1]))};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(ls, (struct sockaddr *)&a, sizeof a) != 0 || listen(ls, 64) != 0) {
-        perror("bind/listen");
-        return 1;
-    }
-    printf("listening\n");
-    fflush(stdout);
+    int ls = listen_local(argv[1], 64);
     for (;;) {
         int fd = accept(ls, NULL, NULL);
         if (fd < 0)
