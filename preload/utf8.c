@@ -31,8 +31,13 @@ size_t utf8_seq(const uint8_t *s, size_t n)
 int utf8_valid(const char *s, size_t n)
 {
     const uint8_t *p = (const uint8_t *)s;
-    for (size_t i = 0, k; i < n; i += k)
+    for (size_t i = 0, k; i < n; i += k) {
+        if (p[i] < 0x80) { /* ASCII, the common case on the attribute hot path */
+            k = 1;
+            continue;
+        }
         if (!(k = utf8_seq(p + i, n - i)))
             return 0;
+    }
     return 1;
 }
