@@ -150,3 +150,33 @@ assert rec["attributes"]["k.0"] == "child" and rec["attributes"]["child.only"] =
 assert rec["attributes"]["k.1"] == "bcdefg", rec
 PY
 }
+
+@test "proflink-agent --by groups samples by an attribute's value, a key added while sampling included" {
+    start_target "$HELPERS/api_attrs" threads 2
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
+    "$ROOT/build/proflink-agent" -d 1 -f 20 --all-threads --by worker --json "$TARGET_PID" \
+        >"$BATS_TEST_TMPDIR/agent.json"
+    python3 - "$BATS_TEST_TMPDIR/agent.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+by = j["by"]
+assert j["source"] == "otel" and by["attribute"] == "worker", by
+assert sorted(by["groups"]) == ["p0", "p1", "t0", "t1"], by
+assert all(n > 0 for n in by["groups"].values()) and by["without"] > 0, by  # main: no worker
+PY
+    stop_target
+    # a key registered only after the agent read the map: found by re-reading it
+    start_target "$HELPERS/api_attrs" grow 2
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
+    "$ROOT/build/proflink-agent" -d 2 -f 20 --all-threads --by late.key --json "$TARGET_PID" \
+        >"$BATS_TEST_TMPDIR/agent.json" &
+    agent=$!
+    sleep 0.5
+    kill -USR1 "$TARGET_PID"
+    wait "$agent"
+    python3 - "$BATS_TEST_TMPDIR/agent.json" <<'PY'
+import json, sys
+by = json.load(open(sys.argv[1]))["by"]
+assert by["key_map_refreshes"] >= 1 and by["groups"].get("main", 0) > 0, by
+PY
+}
