@@ -180,3 +180,16 @@ by = json.load(open(sys.argv[1]))["by"]
 assert by["key_map_refreshes"] >= 1 and by["groups"].get("main", 0) > 0, by
 PY
 }
+
+@test "a new thread gets its creator's attributes exactly when it inherits its trace" {
+    PROFLINK_INHERIT=1 start_target "$HELPERS/api_attrs" inherit
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
+    inspect_json "$TARGET_PID"
+    [ "$(jget '[t["otel"]["attributes"].get("req") for t in j["threads"]]')" = '["r1", "r1"]' ]
+    stop_target
+    PROFLINK_INHERIT=0 PROFLINK_THREAD_ATTRIBUTES=team=data start_target "$HELPERS/api_attrs" inherit
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
+    inspect_json "$TARGET_PID"
+    [ "$(jget '[t["otel"]["attributes"] for t in j["threads"] if t["tid"] != '"$TARGET_PID"']')" = '[{"team": "data"}]' ]
+    [ "$(jget '[t["otel"]["attributes"].get("req") for t in j["threads"] if t["tid"] == '"$TARGET_PID"']')" = '["r1"]' ]
+}

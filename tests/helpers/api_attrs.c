@@ -9,6 +9,7 @@
  *              first call); each sets its own trace and worker=<kind><i>, http.route=/r/<i>.
  *   grow N     N threads keep rewriting attribute "w" (1 ms apart); on SIGUSR1 the main thread
  *              registers "late.key" and the threads start setting it too: prints "added".
+ *   inherit    main thread: a trace and req=r1, then one pthread that makes no call itself.
  * Every scenario prints "ready" when published, then serves signals until killed. SIGUSR2 forks
  * a child that sets k.0=child and a new key child.only, prints "child PID RC RC", and sleeps. */
 #include <dlfcn.h>
@@ -104,6 +105,14 @@ static void worker_body(struct worker *w)
 static void *pthread_worker(void *p) { worker_body(p); return NULL; }
 static int thrd_worker(void *p) { worker_body(p); return 0; }
 
+static void *idle(void *p)
+{
+    (void)p;
+    for (;;)
+        pause();
+    return NULL;
+}
+
 static void *grow_worker(void *p)
 {
     int i = *(int *)p;
@@ -165,6 +174,11 @@ int main(int argc, char **argv)
             thrd_create(&c, thrd_worker, &ws[n + i]);
         }
         pthread_barrier_wait(&all_set);
+    } else if (!strcmp(what, "inherit")) {
+        pthread_t t;
+        trace_for(0x400);
+        put("req", "r1");
+        pthread_create(&t, NULL, idle, NULL);
     } else if (!strcmp(what, "grow")) {
         trace_for(0x2ff);
         put("a", "main");
