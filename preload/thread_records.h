@@ -16,7 +16,7 @@
 
 #include "ids.h"
 
-/* Elastic apmint thread record, DESIGN §1a. Packed, native endian. */
+/* Elastic apmint thread record, README: formats. Packed, native endian. */
 struct apm_record {
     uint16_t minor_version; /* 1 */
     uint8_t valid;
@@ -27,7 +27,7 @@ struct apm_record {
     uint8_t transaction_id[8];
 } __attribute__((packed));
 
-/* OpenTelemetry thread record, OTEP 4947 / DESIGN §1d. Packed, native endian, and 2-byte
+/* OpenTelemetry thread record, OTEP 4947 (README: formats). Packed, native endian, and 2-byte
  * aligned as the OTEP requires (readers load attrs_size, a u16, in place): aligned(8) here, and
  * it is the first member of a malloc'ed block. Fixed size: the OTEP's recommended maximum
  * (640 bytes, the OpenTelemetry eBPF profiler's limit), so setting attributes never allocates.
@@ -90,9 +90,10 @@ extern __thread void *otel_thread_ctx_v1;
 extern __thread struct thread_block *thread_block_current
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
 
-/* Which context a new thread starts with: the creator's (PROFLINK_INHERIT=1), else the
- * process-wide TRACEPARENT context, else none. Returns the creator's block when the new thread
- * inherits it (its attributes come along, the same rule as its trace), else NULL. */
+/* Which context a new thread starts with: the creator's when PROFLINK_INHERIT=1, else (the
+ * default) the process-wide TRACEPARENT context, else none (config.c says why). Returns the
+ * creator's block when the new thread inherits it (its attributes come along, the same rule as
+ * its trace), else NULL. */
 const struct thread_block *thread_initial_context(struct trace_ctx *out);
 
 /* A block for a thread about to be created, holding ctx and, when from is not NULL, from's

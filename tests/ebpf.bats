@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
 # variants: glibc musl
+# serial: samples the CPU of a spinning program
 # The profiler's own view: an eBPF `profile` probe that, like the apmint unwinder, reads the
 # thread pointer (task->thread.fsbase), adds the static TLS offset found in the ELF's TLSDESC
 # relocation, follows the pointer and reads the 37-byte record on the sampled CPU. The OTel
@@ -94,10 +95,9 @@ PY
     tids=$(awk '$1 == "apm" { print $2 }' "$BATS_TEST_TMPDIR/samples" | sort -u)
     [ "$(echo "$tids" | wc -w)" -ge 2 ] # both spinning workers were sampled
     # every apm sample: valid, trace present, sampled flag, the ids
-    [ "$(grep '^apm' "$BATS_TEST_TMPDIR/samples" | grep -vc " 1 1 1 $hi $lo $span$")" -eq 0 ]
-    # and the OTel record agrees on every sample
-    [ "$(awk -v hi="$hi" -v lo="$lo" '$1 == "otel" && !($3 == 1 && $4 == hi && $5 == lo)' \
-        "$BATS_TEST_TMPDIR/samples" | wc -l)" -eq 0 ]
+    every_line "$BATS_TEST_TMPDIR/samples" '^apm' " 1 1 1 $hi $lo $span$"
+    # and the OTel record agrees on every sample (then: address, attrs-data-size, attrs-data)
+    every_line "$BATS_TEST_TMPDIR/samples" '^otel' " 1 $hi $lo "
     [ "$(grep -c '^otel' "$BATS_TEST_TMPDIR/samples")" -gt 10 ]
     # its attributes, read as header then exactly attrs-data-size bytes, name the same things
     [ "$(decode_otel_samples)" = \
@@ -109,7 +109,7 @@ PY
     wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
     sample
     [ "$(grep -c '^apm' "$BATS_TEST_TMPDIR/samples")" -gt 10 ]
-    [ "$(grep '^apm' "$BATS_TEST_TMPDIR/samples" | grep -vcE '^apm [0-9]+ 1 0 ')" -eq 0 ]
+    every_line "$BATS_TEST_TMPDIR/samples" '^apm' '^apm [0-9]+ 1 0 '
     # no context: the record is in place (its pointer is set once) and hidden by valid = 0
     [ "$(grep -c '^otel' "$BATS_TEST_TMPDIR/samples")" -gt 10 ]
     [ "$(decode_otel_samples)" = '{"attrs": {}, "valid": 0}' ]

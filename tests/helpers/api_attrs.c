@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proflink.h"
+
 typedef int (*set_attr_fn)(const char *, const char *, size_t);
 typedef int (*set_tp_fn)(const char *, const char *);
 typedef int (*stats_fn)(void *, size_t);
@@ -80,10 +82,10 @@ static void limit(void)
     printf("rc reserved %d\n", put("local_root_span_id", "x"));
     /* exactly the 78 bytes left: the record is then 640 bytes */
     printf("rc uni %d\n", set_attr("uni", v, 78));
-    uint64_t st[32] = {0};
+    proflink_stats st;
     stats_fn stats = (stats_fn)dlsym(RTLD_DEFAULT, "proflink_get_stats");
-    stats(st, sizeof st);
-    printf("refused %llu\n", (unsigned long long)st[13]);
+    stats(&st, sizeof st);
+    printf("refused %llu\n", (unsigned long long)st.attributes_refused);
 }
 
 static pthread_barrier_t all_set;
