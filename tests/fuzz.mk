@@ -11,34 +11,32 @@ FUZZ_DEPS   := tests/fuzz/fuzz_messages.c preload/accum.c preload/accum.h preloa
                preload/messages.h preload/records.c preload/records.h include/proflink.h \
                tests/fuzz/fuzz_attrs.c preload/otel_attrs.c preload/otel_attrs.h
 
-.PHONY: fuzz
-fuzz: $(FUZZ_DEPS) | $(BUILD)
-	@mkdir -p $(BUILD)/fuzz/corpus
-	@if printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' \
-	    | $(FUZZ_CC) -x c -fsanitize=fuzzer - -o $(BUILD)/fuzz/probe 2>/dev/null; then \
-	  echo "fuzz: libFuzzer ($(FUZZ_CC)), $(FUZZ_TIME) s"; \
-	  $(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined \
-	    -o $(BUILD)/fuzz/fuzz_messages tests/fuzz/fuzz_messages.c && \
-	  { $(BUILD)/fuzz/fuzz_messages -max_total_time=$(FUZZ_TIME) -max_len=1200 \
-	    $(BUILD)/fuzz/corpus >$(BUILD)/fuzz/log 2>&1; rc=$$?; \
-	    grep -E '^(Done|==|SUMMARY|fuzz_messages)' $(BUILD)/fuzz/log; \
-	    test $$rc -eq 0 || { tail -40 $(BUILD)/fuzz/log; exit 1; }; }; \
-	else \
-	  echo "fuzz: libFuzzer unavailable with $(FUZZ_CC); standalone random driver"; \
-	  $(CC) $(FUZZ_CFLAGS) -DFUZZ_STANDALONE -fsanitize=address,undefined \
-	    -o $(BUILD)/fuzz/fuzz_messages tests/fuzz/fuzz_messages.c && \
-	  $(BUILD)/fuzz/fuzz_messages -runs=$$(( $(FUZZ_TIME) * 100000 )); \
-	fi
-	@mkdir -p $(BUILD)/fuzz/corpus_attrs
+# fuzz_one NAME MAX_LEN STANDALONE_RUNS_PER_SECOND — one target, libFuzzer when the probe built.
+define fuzz_one
+	@mkdir -p $(BUILD)/fuzz/corpus_$(1)
 	@if test -x $(BUILD)/fuzz/probe; then \
 	  $(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined \
-	    -o $(BUILD)/fuzz/fuzz_attrs tests/fuzz/fuzz_attrs.c && \
-	  { $(BUILD)/fuzz/fuzz_attrs -max_total_time=$(FUZZ_TIME) -max_len=4096 \
-	    $(BUILD)/fuzz/corpus_attrs >$(BUILD)/fuzz/log_attrs 2>&1; rc=$$?; \
-	    grep -E '^(Done|==|SUMMARY|fuzz_attrs)' $(BUILD)/fuzz/log_attrs; \
-	    test $$rc -eq 0 || { tail -40 $(BUILD)/fuzz/log_attrs; exit 1; }; }; \
+	    -o $(BUILD)/fuzz/$(1) tests/fuzz/$(1).c && \
+	  { $(BUILD)/fuzz/$(1) -max_total_time=$(FUZZ_TIME) -max_len=$(2) \
+	    $(BUILD)/fuzz/corpus_$(1) >$(BUILD)/fuzz/log_$(1) 2>&1; rc=$$?; \
+	    grep -E '^(Done|==|SUMMARY|$(1))' $(BUILD)/fuzz/log_$(1); \
+	    test $$rc -eq 0 || { tail -40 $(BUILD)/fuzz/log_$(1); exit 1; }; }; \
 	else \
 	  $(CC) $(FUZZ_CFLAGS) -DFUZZ_STANDALONE -fsanitize=address,undefined \
-	    -o $(BUILD)/fuzz/fuzz_attrs tests/fuzz/fuzz_attrs.c && \
-	  $(BUILD)/fuzz/fuzz_attrs -runs=$$(( $(FUZZ_TIME) * 5000 )); \
+	    -o $(BUILD)/fuzz/$(1) tests/fuzz/$(1).c && \
+	  $(BUILD)/fuzz/$(1) -runs=$$(( $(FUZZ_TIME) * $(3) )); \
 	fi
+endef
+
+.PHONY: fuzz
+fuzz: $(FUZZ_DEPS) | $(BUILD)
+	@mkdir -p $(BUILD)/fuzz
+	@rm -f $(BUILD)/fuzz/probe
+	@if printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' \
+	    | $(FUZZ_CC) -x c -fsanitize=fuzzer - -o $(BUILD)/fuzz/probe 2>/dev/null; then \
+	  echo "fuzz: libFuzzer ($(FUZZ_CC)), $(FUZZ_TIME) s per target"; \
+	else \
+	  echo "fuzz: libFuzzer unavailable with $(FUZZ_CC); standalone random drivers"; \
+	fi
+	$(call fuzz_one,fuzz_messages,1200,100000)
+	$(call fuzz_one,fuzz_attrs,4096,5000)
