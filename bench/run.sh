@@ -26,7 +26,7 @@ if [ -n "${BENCH_BASE:-}" ]; then
     make -s -C "$base" -j2 "build/elastic-jvmti-linux-proflink-$(uname -m).so" >/dev/null
     BASE_LIB=$base/build/elastic-jvmti-linux-proflink-$(uname -m).so
     now=() old=()
-    for i in 1 2 3; do
+    for _ in 1 2 3; do
         old+=("$(LD_PRELOAD=$BASE_LIB PROFLINK_OTEL_CONTEXT=1 $B/context_switch | val proflink_ns)")
         now+=("$(LD_PRELOAD=$LIB PROFLINK_OTEL_CONTEXT=1 $B/context_switch | val proflink_ns)")
     done
