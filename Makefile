@@ -39,8 +39,14 @@ ALL := $(LIB) $(BUILD)/libproflink.so $(BUILD)/libproflink.a
 ifneq ($(wildcard tools/proflink-inspect.c),)
 ALL += $(BUILD)/proflink-inspect
 endif
+# The agent needs libunwind; without it `make` builds the rest (make demo installs libunwind-dev).
+HAVE_LIBUNWIND := $(shell $(CC) -E -include libunwind-ptrace.h -x c /dev/null >/dev/null 2>&1 && echo yes)
 ifneq ($(wildcard tools/proflink-agent.c),)
+ifeq ($(HAVE_LIBUNWIND),yes)
 ALL += $(BUILD)/proflink-agent
+else
+$(info proflink-agent skipped: libunwind-dev is not installed (make demo installs it))
+endif
 endif
 ifneq ($(MUSL_CC),)
 ALL += $(MUSL_LIB) $(BUILD)/musl/libproflink.a
@@ -108,13 +114,18 @@ include tests/static.mk
 include tests/fuzz.mk
 include bench/bench.mk
 
-check: all test-helpers
+# `make check` and `make demo` first install (as root) or name the packages they need.
+check:
+	@bash scripts/deps.sh check
+	@$(MAKE) -s all test-helpers
 	bash tests/run.sh
 
 test: check
 
-demo: all
-	bash scripts/demo.sh
+demo:
+	@bash scripts/deps.sh demo
+	@$(MAKE) -s all >/dev/null
+	@bash scripts/demo.sh
 
 bench: all bench-bins
 	bash bench/run.sh
