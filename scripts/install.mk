@@ -20,6 +20,7 @@ INCLUDEDIR   ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 MUSL_LIBDIR  := $(LIBDIR)/proflink/musl
 INSTALL      ?= install
+LDCONFIG     ?= ldconfig
 
 PROFLINK_VERSION := $(shell sed -n 's/^\#define PROFLINK_VERSION_STRING "\(.*\)"/\1/p' include/proflink.h)
 INSTALL_TOOLS    := $(filter $(BUILD)/proflink-inspect $(BUILD)/proflink-agent,$(ALL))
@@ -44,11 +45,15 @@ endif
 	    scripts/proflink.pc.in >'$(DESTDIR)$(PKGCONFIGDIR)/proflink.pc'
 	chmod 644 '$(DESTDIR)$(PKGCONFIGDIR)/proflink.pc'
 	sed -e "s|^installed_libdir='@LIBDIR@'|installed_libdir='$(LIBDIR)'|" \
+	    -e "s|^installed_version='@VERSION@'|installed_version='$(PROFLINK_VERSION)'|" \
 	    scripts/proflink-run >'$(DESTDIR)$(BINDIR)/proflink-run'
 	chmod 755 '$(DESTDIR)$(BINDIR)/proflink-run'
 ifneq ($(INSTALL_TOOLS),)
 	$(INSTALL) -m 755 $(INSTALL_TOOLS) '$(DESTDIR)$(BINDIR)/'
 endif
+# a real install (no staging DESTDIR) refreshes the dynamic linker's cache so that -lproflink
+# and the library's SONAME resolve at once
+	$(if $(DESTDIR),,$(LDCONFIG))
 
 uninstall:
 	rm -f '$(DESTDIR)$(BINDIR)/proflink-run' '$(DESTDIR)$(BINDIR)/proflink-inspect' \

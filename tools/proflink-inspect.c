@@ -63,6 +63,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proflink.h"
 #include "target_attach.h"
 #include "target_json.h"
 #include "target_otel.h"
@@ -745,6 +746,7 @@ int main(int argc, char **argv)
     static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
                                          {"no-threads", no_argument, NULL, 'n'},
                                          {"help", no_argument, NULL, 'h'},
+                                         {"version", no_argument, NULL, 'V'},
                                          {NULL, 0, NULL, 0}};
     int json = 0, threads = 1, o;
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -752,6 +754,7 @@ int main(int argc, char **argv)
         case 'j': json = 1; break;
         case 'n': threads = 0; break;
         case 'h': usage(); return 0;
+        case 'V': printf("proflink-inspect %s\n", PROFLINK_VERSION_STRING); return 0;
         default:
             fprintf(stderr, "usage: proflink-inspect [--json] [--no-threads] PID (see --help)\n");
             return 2;
