@@ -8,6 +8,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "config_file.h"
 #include "log.h"
 #include "resource_attrs.h"
 
@@ -16,11 +17,12 @@ struct config proflink_config;
 #define ENV_PREFIX "ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_"
 
 /* glibc and musl both have secure_getenv: in a setuid/setgid program the environment is the
- * caller's, not to be trusted, and reads as empty. */
+ * caller's, not to be trusted, and reads as empty. The system configuration file fills in what
+ * the environment does not set. */
 static const char *env(const char *name)
 {
     const char *v = secure_getenv(name);
-    return v && v[0] ? v : NULL;
+    return v && v[0] ? v : config_file_get(name);
 }
 
 void utf8_truncate(char *s, size_t max)
@@ -209,6 +211,8 @@ static void load_selection(struct config *cfg)
 void config_load(struct config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
+    load_log_level(); /* the environment's level first, for what the file reader logs */
+    config_file_load();
     load_log_level();
     ssize_t n = readlink("/proc/self/exe", cfg->exe_path, sizeof cfg->exe_path - 1);
     cfg->exe_path[n > 0 ? n : 0] = 0;
