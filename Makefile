@@ -98,8 +98,9 @@ $(BUILD)/musl/static/%.o: %.c $(LIB_HDRS) | $(BUILD)
 $(BUILD)/musl/libproflink.a: $(patsubst %.c,$(BUILD)/musl/static/%.o,$(LIB_SRCS))
 	$(call static_archive,$(MUSL_CC))
 
-$(BUILD)/proflink-inspect: tools/proflink-inspect.c $(TOOL_COMMON) $(wildcard tools/*.h) | $(BUILD)
-	$(CC) $(TOOL_CFLAGS) -o $@ tools/proflink-inspect.c $(TOOL_COMMON)
+INSPECT_SRCS := $(sort $(wildcard tools/inspect_*.c))
+$(BUILD)/proflink-inspect: tools/proflink-inspect.c $(TOOL_COMMON) $(INSPECT_SRCS) $(wildcard tools/*.h) | $(BUILD)
+	$(CC) $(TOOL_CFLAGS) -o $@ tools/proflink-inspect.c $(TOOL_COMMON) $(INSPECT_SRCS)
 
 $(BUILD)/proflink-agent: tools/proflink-agent.c $(TOOL_COMMON) $(AGENT_SRCS) $(wildcard tools/*.h) | $(BUILD)
 	$(CC) $(TOOL_CFLAGS) -o $@ tools/proflink-agent.c $(TOOL_COMMON) $(AGENT_SRCS) -lunwind-ptrace -lunwind-generic -lunwind

@@ -63,6 +63,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inspect_diagnose.h"
 #include "proflink.h"
 #include "target_attach.h"
 #include "target_json.h"
@@ -458,6 +459,11 @@ static void print_human(const struct report *r, int attachable)
     printf("proflink-inspect: pid %d (%s)\n", (int)r->t.pid, r->comm);
     for (int i = 0; i < C_COUNT; i++) {
         printf("%s  %-8s %s\n", status_word[r->c[i].st], check_name[i], r->c[i].detail);
+        if (r->c[i].st == ST_FAIL) {
+            char fix[1024];
+            inspect_fix(r->t.pid, check_name[i], fix, sizeof fix);
+            printf("      fix: %s\n", fix);
+        }
         if (i == C_THREADS && r->threads_run)
             for (size_t k = 0; k < r->nthreads; k++)
                 print_thread(r, &r->threads[k]);
