@@ -28,8 +28,8 @@ bg() {
     env "$@" >/dev/null 2>"$BATS_TEST_TMPDIR/bg.err" &
     PID=$!
     PIDS+=("$PID")
-    local i
-    for i in $(seq 100); do
+    local _
+    for _ in $(seq 100); do
         [ "$(readlink "/proc/$PID/exe")" != "$(readlink -f "$(command -v env)")" ] && return 0
         sleep 0.05
     done
