@@ -1,6 +1,6 @@
-/* records.h — the JSON lines written to PROFLINK_FIFO (DESIGN §4), one object per line, each at
- * most RECORD_MAX bytes including its newline (PIPE_BUF: a write of that size to a pipe is
- * atomic, so a consumer never sees half a record).
+/* records.h — the JSON lines written to PROFLINK_FIFO (README: formats), one object per line,
+ * each at most RECORD_MAX bytes including its newline (PIPE_BUF: a write of that size to a pipe
+ * is atomic, so a consumer never sees half a record).
  * Every record starts with {"type":T,"pid":P,"ts_ns":N,"service":"…", where ts_ns is the Unix
  * time in nanoseconds when it was written and service the process's service name, so several
  * processes can share one FIFO:

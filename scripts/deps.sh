@@ -11,7 +11,7 @@ goal=${1:-build}
 build=(gcc "compiler" make "build" libunwind-dev "proflink-agent unwinds stacks with libunwind")
 demo=("${build[@]}" python3 "the demo checks the delivered ids")
 check=("${demo[@]}"
-       bats "test runner" musl-tools "musl variant" bpftrace "eBPF reader tests"
+       g++ "C++ header tests" shellcheck "lint" bats "test runner" musl-tools "musl variant" bpftrace "eBPF reader tests"
        python3-pyelftools "ELF checks" valgrind "memory checks" protobuf-compiler "protobuf decoding"
        pkg-config "install tests" clang "fuzz target" binutils "objcopy, readelf"
        strace "syscall checks" util-linux "unshare, setpriv" busybox "busybox/static tests")
