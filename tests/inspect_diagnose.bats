@@ -84,6 +84,27 @@ fails() {
     fails socket "the socket must exist and be writable by the target's user"
 }
 
+@test "fix: proflink loaded by a late dlopen (its TLS is not static)" {
+    # proflink itself asks for static TLS (a late dlopen then gets it or fails), so a library
+    # built like it without that flag stands in (the inspect suite's fixture); with no static TLS
+    # surplus its TLS lands in dynamic TLS for sure
+    env FAKE_SOCKET="$BATS_TEST_TMPDIR/fake.sock" FAKE_READY="$BATS_TEST_TMPDIR/ready" \
+        GLIBC_TUNABLES=glibc.rtld.optional_static_tls=0 \
+        "$ROOT/build/tests/fixtures/late_dlopen_host" \
+        "$ROOT/build/tests/fixtures/fakes/good/elastic-jvmti-linux-fake.so" 0 &
+    PID=$!
+    PIDS+=("$PID")
+    for _ in $(seq 100); do [ -e "$BATS_TEST_TMPDIR/ready" ] && break; sleep 0.05; done
+    fails tls "proflink's thread-local storage is not static (loaded late by dlopen?)"
+}
+
+@test "a service name at the 128-byte limit is flagged as possibly cut" {
+    bg LD_PRELOAD="$LIB" OTEL_SERVICE_NAME="$(printf 'n%.0s' $(seq 200))" sleep 60
+    wait_attachable "$PID"
+    run "$INSPECT" --no-threads "$PID"
+    grep -q '^PASS  storage .*note: service-name is 128 bytes, the limit: it was probably cut' <<<"$output"
+}
+
 @test "fix: the library logs at info why it is inactive and what it cut" {
     long=$(printf 'n%.0s' $(seq 200))
     bg LD_PRELOAD="$LIB" PROFLINK_LOG=info OTEL_SERVICE_NAME="$long" sleep 60

@@ -244,6 +244,10 @@ static void check_storage(struct report *r)
     }
     if (st->service_name.len == 0)
         add(c, "; note: empty service name");
+    if (st->service_name.len >= 128)
+        add(c, "; note: service-name is 128 bytes, the limit: it was probably cut");
+    if (st->service_environment.len >= 128)
+        add(c, "; note: environment is 128 bytes, the limit: it was probably cut");
 }
 
 static void check_socket(struct report *r)
