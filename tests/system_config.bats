@@ -42,9 +42,7 @@ setup() {
 }
 
 teardown() {
-    local p
-    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    stop_pids "${PIDS[@]}"
     rm -rf "$SOCKDIR"
 }
 
