@@ -49,3 +49,17 @@ version() { sed -n 's/^#define PROFLINK_VERSION_STRING "\(.*\)"/\1/p' "$ROOT/inc
     # the installed proflink-run knows its version without the source tree
     [ "$("$d/stage/usr/local/bin/proflink-run" --version)" = "proflink-run $(version)" ]
 }
+
+@test "demo: succeeds, cuts long lines only between words, explains the ids and drops, states its duration" {
+    run bash "$ROOT/scripts/demo.sh"
+    [ "$status" -eq 0 ]
+    grep -qE '^demo: done in [0-9]+ ms$' <<<"$output"
+    grep -q '^demo: in a profiling UI each stack-trace id is one sampled stack' <<<"$output"
+    # a shortened line ends right after a space or a comma, never inside an id or a word
+    grep -q '…$' <<<"$output"
+    run ! grep -E '[^ ,]…$' <<<"$output"
+    # if the agent dropped samples, the demo says what "dropped (socket full)" means
+    if grep -q 'more samples were' <<<"$output"; then
+        grep -q 'dropped (socket full)": the agent sends in bursts' <<<"$output"
+    fi
+}
