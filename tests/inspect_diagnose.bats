@@ -114,3 +114,35 @@ fails() {
     for _ in $(seq 40); do grep -q inactive "$BATS_TEST_TMPDIR/bg.err" && break; sleep 0.05; done
     grep -q 'proflink: .*inactive: ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED is false' "$BATS_TEST_TMPDIR/bg.err"
 }
+
+@test "--all: one line per process mapping proflink, attachable or its first failure" {
+    bg LD_PRELOAD="$LIB" OTEL_SERVICE_NAME=all-ok sleep 60
+    ok=$PID
+    wait_attachable "$ok"
+    bg LD_PRELOAD="$LIB" ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=false sleep 60
+    off=$PID
+    bg sleep 60
+    plain=$PID
+    run "$INSPECT" --all
+    echo "$output"
+    [ "$status" -eq 1 ] # the disabled one is not attachable
+    grep -qE "^$ok +/usr/bin/sleep +all-ok +attachable$" <<<"$output"
+    grep -qE "^$off +/usr/bin/sleep +- +FAIL: .*NULL" <<<"$output"
+    run ! grep -qE "^$plain " <<<"$output"
+    grep -qE '^[0-9]+ process(es)? map proflink \([0-9]+ not attachable\); the profiler has 128 process slots' <<<"$output"
+}
+
+@test "--all: more processes than the profiler's 128 slots is reported" {
+    # 130 small preloaded sleepers, bounded and killed by the teardown
+    for _ in $(seq 130); do
+        LD_PRELOAD=$LIB sleep 60 &
+        PIDS+=("$!")
+    done
+    for p in "${PIDS[@]}"; do
+        for _ in $(seq 100); do grep -q elastic-jvmti-linux "/proc/$p/maps" 2>/dev/null && break; sleep 0.05; done
+    done
+    run "$INSPECT" --all
+    [ "$status" -eq 1 ]
+    [ "$(grep -cE '^[0-9]+ +/usr/bin/sleep ' <<<"$output")" -ge 130 ]
+    grep -q 'the profiler has 128 process slots: more processes than slots, some will not be profiled' <<<"$output"
+}

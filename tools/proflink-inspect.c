@@ -63,6 +63,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inspect_all.h"
 #include "inspect_diagnose.h"
 #include "proflink.h"
 #include "target_attach.h"
@@ -711,6 +712,7 @@ static void usage(void)
 {
     printf(
             "usage: proflink-inspect [--json] [--no-threads] PID\n"
+            "       proflink-inspect --all   (every process that maps proflink, one line each)\n"
             "\n"
             "Reads process PID from outside, the way an eBPF profiler does, and reports check by\n"
             "check whether the Elastic apmint profiler integration would attach to it:\n"
@@ -757,6 +759,7 @@ int main(int argc, char **argv)
                                          {"no-threads", no_argument, NULL, 'n'},
                                          {"help", no_argument, NULL, 'h'},
                                          {"version", no_argument, NULL, 'V'},
+                                         {"all", no_argument, NULL, 'A'},
                                          {NULL, 0, NULL, 0}};
     int json = 0, threads = 1, o;
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -764,6 +767,7 @@ int main(int argc, char **argv)
         case 'j': json = 1; break;
         case 'n': threads = 0; break;
         case 'h': usage(); return 0;
+        case 'A': return inspect_all();
         case 'V': printf("proflink-inspect %s\n", PROFLINK_VERSION_STRING); return 0;
         default:
             fprintf(stderr, "usage: proflink-inspect [--json] [--no-threads] PID (see --help)\n");
