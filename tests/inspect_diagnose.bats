@@ -128,8 +128,8 @@ fails() {
     [ "$status" -eq 1 ] # the disabled one is not attachable
     grep -qE "^$ok +/usr/bin/sleep +all-ok +attachable$" <<<"$output"
     grep -qE "^$off +/usr/bin/sleep +- +FAIL: .*NULL" <<<"$output"
-    run ! grep -qE "^$plain " <<<"$output"
     grep -qE '^[0-9]+ process(es)? map proflink \([0-9]+ not attachable\); the profiler has 128 process slots' <<<"$output"
+    run ! grep -qE "^$plain " <<<"$output"
 }
 
 @test "--all: more processes than the profiler's 128 slots is reported" {
