@@ -19,6 +19,7 @@
 #include "process_storage.h"
 #include "proflink.h"
 #include "reader.h"
+#include "records.h"
 #include "runtime.h"
 #include "socket.h"
 #include "stats.h"
@@ -70,16 +71,19 @@ static int start_once(void)
      * us (secure_getenv), so nothing could select or configure them. Never activate there: a
      * root-owned socket in a shared /tmp for every `passwd` run helps nobody. */
     if (getauxval(AT_SECURE)) {
-        log_debug("secure-exec program: not activating");
+        log_info("inactive: setuid/setgid program (secure-exec), its environment is not trusted");
         return -1;
     }
     config_load(cfg);
+    records_set_service(cfg->service_name);
     if (!cfg->selected) {
-        log_debug("%s is not selected by PROFLINK_INCLUDE/EXCLUDE", cfg->exe_path);
+        log_info("inactive: %s is not selected by PROFLINK_INCLUDE/EXCLUDE", cfg->exe_path);
         return -1;
     }
-    if (cfg->mode == MODE_FALSE)
+    if (cfg->mode == MODE_FALSE) {
+        log_info("inactive: ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED is false");
         return -1;
+    }
     if (thread_records_init(cfg->otel_context) != 0) {
         log_error("cannot create a thread key; profiler correlation disabled");
         return -1;

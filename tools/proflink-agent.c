@@ -60,6 +60,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proflink.h"
 #include "agent_sample.h"
 #include "agent_send.h"
 #include "agent_symbolize.h"
@@ -475,6 +476,32 @@ static void usage(FILE *f)
                "[--otel] [--by ATTR] [--all-threads] [--json] PID\n");
 }
 
+static void help(void)
+{
+    usage(stdout);
+    fputs("A local stand-in for an eBPF profiler: attaches to PID where the profiler would, samples\n"
+          "its threads, unwinds their stacks and sends the profiler's correlation messages to PID's\n"
+          "socket; prints what it sent.\n"
+          "\n"
+          "  -d SECONDS      how long to sample (default 5, at most 3600)\n"
+          "  -f HZ           samples per second and thread (default 20, 1..1000)\n"
+          "  -n N            list at most N transactions in the text summary (default: all)\n"
+          "  -o FILE         also write the JSON summary to FILE\n"
+          "  --register DELAY_MS[,HOST_ID]\n"
+          "                  first send a registration with that samples-delay-ms and host id,\n"
+          "                  as Elastic's profiler does\n"
+          "  --otel          read the OpenTelemetry thread context instead of the Elastic record\n"
+          "  --by ATTR       group the samples by the thread attribute ATTR (OTel thread context)\n"
+          "  --all-threads   also sample threads that are not on a CPU\n"
+          "  --json          print the summary as one JSON object\n"
+          "  -h, --help      this text\n"
+          "  --version       print the version and exit\n"
+          "\n"
+          "Exit status: 0 after sampling, 1 when a profiler would not attach to PID, 2 on usage\n"
+          "errors or when PID cannot be traced.\n",
+          stdout);
+}
+
 /* Reads the key map: the index of local_root_span_id (0, the convention, when no map is
  * published) and, with --by, the grouped attribute's. */
 static void load_key_map(struct agent *a)
@@ -504,7 +531,7 @@ int main(int argc, char **argv)
     char *host = NULL;
     const char *json_file = NULL;
     static struct agent a;
-    enum { OPT_REGISTER = 256, OPT_OTEL, OPT_JSON, OPT_ALL, OPT_BY };
+    enum { OPT_REGISTER = 256, OPT_OTEL, OPT_JSON, OPT_ALL, OPT_BY, OPT_VERSION };
     static const struct option opts[] = {
         {"register", required_argument, NULL, OPT_REGISTER},
         {"otel", no_argument, NULL, OPT_OTEL},
@@ -512,6 +539,7 @@ int main(int argc, char **argv)
         {"json", no_argument, NULL, OPT_JSON},
         {"all-threads", no_argument, NULL, OPT_ALL},
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, OPT_VERSION},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -567,7 +595,10 @@ int main(int argc, char **argv)
             a.all_threads = 1;
             break;
         case 'h':
-            usage(stdout);
+            help();
+            return 0;
+        case OPT_VERSION:
+            printf("proflink-agent %s\n", PROFLINK_VERSION_STRING);
             return 0;
         default:
             usage(stderr);

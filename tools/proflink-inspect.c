@@ -63,6 +63,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inspect_all.h"
+#include "inspect_diagnose.h"
+#include "proflink.h"
 #include "target_attach.h"
 #include "target_http.h"
 #include "target_json.h"
@@ -245,6 +248,10 @@ static void check_storage(struct report *r)
     }
     if (st->service_name.len == 0)
         add(c, "; note: empty service name");
+    if (st->service_name.len >= 128)
+        add(c, "; note: service-name is 128 bytes, the limit: it was probably cut");
+    if (st->service_environment.len >= 128)
+        add(c, "; note: environment is 128 bytes, the limit: it was probably cut");
 }
 
 static void check_socket(struct report *r)
@@ -486,6 +493,11 @@ static void print_human(const struct report *r, int attachable)
     printf("proflink-inspect: pid %d (%s)\n", (int)r->t.pid, r->comm);
     for (int i = 0; i < C_COUNT; i++) {
         printf("%s  %-8s %s\n", status_word[r->c[i].st], check_name[i], r->c[i].detail);
+        if (r->c[i].st == ST_FAIL) {
+            char fix[1024];
+            inspect_fix(r->t.pid, check_name[i], fix, sizeof fix);
+            printf("      fix: %s\n", fix);
+        }
         if (i == C_THREADS && r->threads_run)
             for (size_t k = 0; k < r->nthreads; k++)
                 print_thread(r, &r->threads[k]);
@@ -737,6 +749,7 @@ static void usage(void)
 {
     printf(
             "usage: proflink-inspect [--json] [--no-threads] PID\n"
+            "       proflink-inspect --all   (every process that maps proflink, one line each)\n"
             "\n"
             "Reads process PID from outside, the way an eBPF profiler does, and reports check by\n"
             "check whether the Elastic apmint profiler integration would attach to it:\n"
@@ -782,6 +795,8 @@ int main(int argc, char **argv)
     static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
                                          {"no-threads", no_argument, NULL, 'n'},
                                          {"help", no_argument, NULL, 'h'},
+                                         {"version", no_argument, NULL, 'V'},
+                                         {"all", no_argument, NULL, 'A'},
                                          {NULL, 0, NULL, 0}};
     int json = 0, threads = 1, o;
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -789,6 +804,8 @@ int main(int argc, char **argv)
         case 'j': json = 1; break;
         case 'n': threads = 0; break;
         case 'h': usage(); return 0;
+        case 'A': return inspect_all();
+        case 'V': printf("proflink-inspect %s\n", PROFLINK_VERSION_STRING); return 0;
         default:
             fprintf(stderr, "usage: proflink-inspect [--json] [--no-threads] PID (see --help)\n");
             return 2;
