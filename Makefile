@@ -17,11 +17,26 @@ endif
 # library is built global-dynamic with the TLS descriptor dialect and every symbol bound at load
 # time (-z now). No -Bsymbolic, --gc-sections or `local: *` version script: each could relax or
 # drop that relocation. Exports are chosen by -fvisibility=hidden plus PROFLINK_EXPORT.
+#
+# Hardening: stack protector and fortified libc calls, full RELRO (-z relro + -z now), a
+# non-executable stack. -z nodelete: a late dlopen'ed copy must never be unmapped by dlclose,
+# since thread-exit destructors (thread records) and the reader thread still point into it.
 WARN      := -Wall -Wextra -Werror
-LIB_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g $(WARN) -fPIC -fvisibility=hidden \
+HARDEN    := -fstack-protector-strong -D_FORTIFY_SOURCE=2
+LIB_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g $(WARN) $(HARDEN) -fPIC -fvisibility=hidden \
               -ftls-model=global-dynamic $(TLS_DIALECT) -fno-strict-aliasing -Iinclude -Ipreload -Ihooks \
               $(EXTRA_CFLAGS)
-LIB_LDFLAGS := -shared -Wl,-z,now -Wl,-z,relro -pthread
+LIB_LDFLAGS := -shared -Wl,-z,now -Wl,-z,relro -Wl,-z,noexecstack -Wl,-z,nodelete -pthread
+
+# One library per libc, but either may end up in front of a program of the other libc (LD_PRELOAD
+# inherited by a child, /etc/ld.so.preload): it must then load, notice (libc_check.c) and stay
+# inactive. So neither may need a symbol only its own libc defines: the glibc build's fortified
+# calls (__*_chk, absent from musl) are weak references (never called when inactive), and the
+# musl build names no libc in DT_NEEDED (glibc's "libc.so" is a linker script; the libc is in the
+# global scope of every program anyway). tests/variants.bats checks the symbol sets.
+GLIBC_ONLY_WEAK := --wildcard --weaken-symbol='__*_chk'
+MUSL_LIBS       := -nodefaultlibs -lgcc
+OBJCOPY         ?= objcopy
 
 LIB_SRCS  := $(sort $(wildcard preload/*.c) $(wildcard hooks/*.c))
 LIB_HDRS  := $(wildcard preload/*.h hooks/*.h) include/proflink.h
@@ -54,7 +69,9 @@ $(BUILD)/obj/%.o: %.c $(LIB_HDRS) | $(BUILD)
 	@echo "  CC    $<"; $(CC) $(LIB_CFLAGS) -c $< -o $@
 
 $(LIB): $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
-	$(CC) $(LIB_LDFLAGS) -Wl,-soname,$(SONAME) -o $@ $^ -ldl
+	$(CC) -r -nostdlib -o $(BUILD)/obj/proflink-all.o $^
+	$(OBJCOPY) $(GLIBC_ONLY_WEAK) $(BUILD)/obj/proflink-all.o
+	$(CC) $(LIB_LDFLAGS) -Wl,-soname,$(SONAME) -o $@ $(BUILD)/obj/proflink-all.o -ldl
 
 $(BUILD)/libproflink.so: $(LIB)
 	ln -sf $(SONAME) $@
@@ -68,7 +85,6 @@ $(BUILD)/static/%.o: %.c $(LIB_HDRS) | $(BUILD)
 # One relocatable object with every hidden symbol made local, so that a program's own log_msg or
 # config_load cannot collide with proflink's internals; pthread_wrap.o stays a separate member,
 # pulled in only by programs linked with -Wl,--wrap=pthread_create.
-OBJCOPY ?= objcopy
 define static_archive
 	$(1) -r -nostdlib -o $(dir $@)static/proflink-all.o $(filter-out %/pthread_wrap.o,$^)
 	$(OBJCOPY) --localize-hidden $(dir $@)static/proflink-all.o
@@ -83,7 +99,7 @@ $(BUILD)/musl/obj/%.o: %.c $(LIB_HDRS) | $(BUILD)
 	@echo "  MUSL  $<"; $(MUSL_CC) $(LIB_CFLAGS) -c $< -o $@
 
 $(MUSL_LIB): $(patsubst %.c,$(BUILD)/musl/obj/%.o,$(LIB_SRCS))
-	$(MUSL_CC) $(LIB_LDFLAGS) -Wl,-soname,$(MUSL_SONAME) -o $@ $^
+	$(MUSL_CC) $(LIB_LDFLAGS) -Wl,-soname,$(MUSL_SONAME) -o $@ $^ $(MUSL_LIBS)
 
 $(BUILD)/musl/static/%.o: %.c $(LIB_HDRS) | $(BUILD)
 	@mkdir -p $(dir $@)

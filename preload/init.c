@@ -12,6 +12,7 @@
 #include "config.h"
 #include "export.h"
 #include "hooks.h"
+#include "libc_check.h"
 #include "log.h"
 #include "otel_process_ctx.h"
 #include "process_storage.h"
@@ -64,6 +65,8 @@ static int publish_process(const struct config *cfg)
 static int start_once(void)
 {
     struct config *cfg = &proflink_config;
+    if (!libc_check()) /* first: nothing else of ours may run on the other libc */
+        return -1;
     /* setuid/setgid programs (secure-exec): their environment is the caller's and unreadable to
      * us (secure_getenv), so nothing could select or configure them. Never activate there: a
      * root-owned socket in a shared /tmp for every `passwd` run helps nobody. */

@@ -5,6 +5,7 @@
 # TLSDESC argument word is the offset from the thread pointer, checked against the addresses
 # the threads themselves see), and a program of this libc is fully visible from outside.
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() { setup_sockdir; }
 teardown() { stop_target; rm -rf "$SOCKDIR"; }
@@ -42,11 +43,48 @@ esac
     echo "$output" | grep -E 'FLAGS.*(BIND_NOW|NOW)'
     if [ "$VARIANT" = musl ]; then
         [[ "$base" == *-musl-* ]]
-        echo "$output" | grep -F 'Shared library: [libc.so]'
-        ! echo "$output" | grep -F 'libc.so.6'
+        # no libc named at all: musl's is always in scope, and glibc's "libc.so" is a linker
+        # script that would stop a glibc program this library ends up in from starting
+        run ! grep -F 'Shared library: [libc.so' <<<"$output"
     else
         echo "$output" | grep -F 'Shared library: [libc.so.6]'
     fi
+}
+
+@test "ELF: hardened: full RELRO, non-executable stack, stack protector, fortified calls, never unloaded" {
+    run readelf -lW "$LIB"
+    [ "$status" -eq 0 ]
+    echo "$output" | grep -E '^ +GNU_RELRO '
+    echo "$output" | grep -E '^ +GNU_STACK .* RW +0x'   # RW, not RWE
+    run readelf -dW "$LIB"
+    echo "$output" | grep -E '\(FLAGS\) .*BIND_NOW'     # with GNU_RELRO: full RELRO
+    echo "$output" | grep -E '\(FLAGS_1\) .*NODELETE'   # dlclose never unmaps it
+    undef=$(nm -D --undefined-only "$LIB")
+    echo "$undef" | grep -E ' __stack_chk_fail(@|$)'
+    if [ "$VARIANT" = glibc ]; then # musl's headers do not fortify
+        echo "$undef" | grep -E ' __(snprintf|vsnprintf|memcpy)_chk(@|$)'
+    fi
+}
+
+# defined_by LIBC_FILE...: the names of the default-version functions and objects they define
+defined_by() {
+    nm -D --defined-only "$@" | awk 'NF == 3 && $2 ~ /[TWDBVi]/ && ($3 !~ /@/ || $3 ~ /@@/) {print $3}' |
+        sed 's/@.*//' | sort -u
+}
+
+@test "ELF: loads under either C library: every symbol it needs is defined by glibc and by musl" {
+    command -v musl-gcc >/dev/null || skip "musl-gcc is not installed"
+    musl=/lib/ld-musl-$ARCH.so.1
+    glibc=$(gcc -print-file-name=libc.so.6)
+    [ -f "$musl" ] && [ -f "$glibc" ]
+    need=$(nm -D --undefined-only "$LIB" | awk '$1 == "U" {print $2}' | sed 's/@.*//' | sort -u)
+    [ -n "$need" ]
+    # glibc's dynamic linker defines the TLS helpers, musl's libc is its dynamic linker
+    missing_musl=$(comm -23 <(echo "$need") <(defined_by "$musl"))
+    missing_glibc=$(comm -23 <(echo "$need") <(defined_by "$glibc" "$(dirname "$glibc")"/ld-linux-*.so.2))
+    echo "missing in musl: $missing_musl"
+    echo "missing in glibc: $missing_glibc"
+    [ -z "$missing_musl" ] && [ -z "$missing_glibc" ]
 }
 
 @test "ELF: the tracer API and nothing internal is exported" {
@@ -196,4 +234,42 @@ EOF
     [ "$(jget 'j["threads"]')" = null ] || [ "$(jget 'sum(1 for t in j["threads"] if t["apm"])')" = 0 ]
     [ -z "$(ls -A "$SOCKDIR")" ]
     ! grep -q OTEL_CTX "/proc/$TARGET_PID/maps"
+}
+
+@test "a program of the other C library under \$LIB runs unchanged: one warning, nothing published" {
+    command -v musl-gcc >/dev/null || skip "musl-gcc is not installed"
+    local other_cc=musl-gcc
+    [ "$VARIANT" = musl ] && other_cc=gcc
+    # threads (the pthread_create interposer), fork (atfork registration), stdout and a status
+    cat >"$BATS_TEST_TMPDIR/other.c" <<'CEOF'
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static void *run(void *a) { printf("thread %s\n", (char *)a); return NULL; }
+int main(void)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, run, "one") || pthread_join(t, NULL))
+        return 10;
+    fflush(stdout);
+    pid_t p = fork();
+    if (p == 0) { printf("child\n"); return 4; }
+    int st;
+    waitpid(p, &st, 0);
+    printf("child status %d\n", WEXITSTATUS(st));
+    return 3;
+}
+CEOF
+    $other_cc -O1 -pthread -o "$BATS_TEST_TMPDIR/other" "$BATS_TEST_TMPDIR/other.c"
+    run --separate-stderr "$BATS_TEST_TMPDIR/other"
+    [ "$status" -eq 3 ]
+    want=$output
+    run --separate-stderr env LD_PRELOAD="$LIB" PROFLINK_LOG=debug "$BATS_TEST_TMPDIR/other"
+    echo "status $status; stdout: $output; stderr: $stderr"
+    [ "$status" -eq 3 ]
+    [ "$output" = "$want" ]
+    [ "$(grep -c 'proflink:' <<<"$stderr")" = 1 ]
+    grep -q 'inactive in this process' <<<"$stderr"
+    [ -z "$(ls -A "$SOCKDIR")" ]
 }

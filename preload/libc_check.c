@@ -1,0 +1,27 @@
+/* libc_check.c — see libc_check.h. glibc defines gnu_get_libc_version and musl does not; a weak
+ * reference tells them apart without calling into either. */
+#include "libc_check.h"
+
+#include <unistd.h>
+
+extern const char *gnu_get_libc_version(void) __attribute__((weak));
+
+#ifdef __GLIBC__
+#define BUILT_FOR_GLIBC 1
+#define MISMATCH_WARNING "proflink: this is the glibc build in a program of another C library " \
+                         "(musl?); inactive in this process (use the musl build)\n"
+#else
+#define BUILT_FOR_GLIBC 0
+#define MISMATCH_WARNING "proflink: this is the musl build in a glibc program; inactive in " \
+                         "this process (use the glibc build)\n"
+#endif
+
+int libc_check(void)
+{
+    int on_glibc = gnu_get_libc_version != NULL;
+    if (on_glibc == BUILT_FOR_GLIBC)
+        return 1;
+    ssize_t w = write(STDERR_FILENO, MISMATCH_WARNING, sizeof MISMATCH_WARNING - 1);
+    (void)w; /* nowhere to report a failed diagnostic */
+    return 0;
+}
