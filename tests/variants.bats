@@ -273,3 +273,12 @@ CEOF
     grep -q 'inactive in this process' <<<"$stderr"
     [ -z "$(ls -A "$SOCKDIR")" ]
 }
+
+@test "dlclose after a late dlopen: a thread that used the API exits, the reader keeps running, no crash" {
+    # musl refuses a late dlopen of a library with static TLS, and its dlclose unmaps nothing
+    [ "$VARIANT" = glibc ] || skip "musl: no late dlopen of static-TLS libraries, no unloading"
+    run "$HELPERS/target_dlclose" "$LIB"
+    echo "status $status: $output"
+    [ "$status" -eq 0 ]
+    [ "$output" = survived ]
+}
