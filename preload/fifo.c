@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "fd_identity.h"
+#include "fd_safe.h"
 #include "log.h"
 #include "records.h"
 #include "stats.h"
@@ -91,7 +92,7 @@ static void try_open(void)
         return;
     /* The path may have been swapped since the lstat: no symlink followed, and the checks
      * repeated on what was actually opened. */
-    int f = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+    int f = fd_above_stdio(open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW));
     if (f < 0) {
         if (errno == ELOOP)
             refuse("is a symbolic link");

@@ -65,6 +65,7 @@ static int publish_process(const struct config *cfg)
 static int start_once(void)
 {
     struct config *cfg = &proflink_config;
+    log_capture_stderr(); /* before anything of ours can take the number 2 */
     if (!libc_check()) /* first: nothing else of ours may run on the other libc */
         return -1;
     /* setuid/setgid programs (secure-exec): their environment is the caller's and unreadable to

@@ -2,7 +2,10 @@
  * reference tells them apart without calling into either. */
 #include "libc_check.h"
 
+/* for __GLIBC__ (any libc header defines it on glibc) */
 #include <unistd.h>
+
+#include "log.h"
 
 extern const char *gnu_get_libc_version(void) __attribute__((weak));
 
@@ -21,7 +24,6 @@ int libc_check(void)
     int on_glibc = gnu_get_libc_version != NULL;
     if (on_glibc == BUILT_FOR_GLIBC)
         return 1;
-    ssize_t w = write(STDERR_FILENO, MISMATCH_WARNING, sizeof MISMATCH_WARNING - 1);
-    (void)w; /* nowhere to report a failed diagnostic */
+    log_raw(MISMATCH_WARNING, sizeof MISMATCH_WARNING - 1);
     return 0;
 }

@@ -40,6 +40,7 @@
 #include "proflink.h"
 #include "protobuf_writer.h"
 #include "resource_attrs.h"
+#include "fd_safe.h"
 
 /* Older libc headers (and musl's) may lack these; the values are the kernel ABI. memfd_create
  * and getrandom are called through syscall(): a libc wrapper would make the library fail to
@@ -178,7 +179,7 @@ static uint64_t next_timestamp(void)
 
 static size_t read_urandom(uint8_t *out, size_t n)
 {
-    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    int fd = fd_above_stdio(open("/dev/urandom", O_RDONLY | O_CLOEXEC));
     size_t got = 0;
     if (fd < 0)
         return 0;
@@ -489,7 +490,7 @@ static int memfd_open(void)
                           MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL);
     if (fd < 0 && errno == EINVAL)
         fd = (int)syscall(SYS_memfd_create, CTX_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    return fd;
+    return fd_above_stdio(fd);
 #else
     errno = ENOSYS;
     return -1;

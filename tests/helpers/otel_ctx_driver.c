@@ -20,6 +20,7 @@
 
 /* One translation unit with the modules it needs (the test helper build compiles one file). */
 #include "config.c"
+#include "fd_safe.c"
 #include "ids.c"
 #include "log.c"
 #include "otel_process_ctx.c"
