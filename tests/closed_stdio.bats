@@ -35,6 +35,7 @@ teardown() {
     for fd in 0 1 2; do
         [ "$(readlink "/proc/$TARGET_PID/fd/$fd")" = "$D/f$fd" ]
     done
+    # shellcheck disable=SC2034 # read by send (message_helpers.bash)
     SOCK=$(socket_of "$TARGET_PID")
     send reg 40 # the reader logs it (info) and writes its record
     read -r -t 10 record <&7
