@@ -122,6 +122,7 @@ $(BUILD):
 include tests/helpers.mk
 include tests/static.mk
 include tests/fuzz.mk
+include tests/asan.mk
 include bench/bench.mk
 
 check: all test-helpers

@@ -21,6 +21,11 @@ extern const char *gnu_get_libc_version(void) __attribute__((weak));
 
 int libc_check(void)
 {
+#ifdef PROFLINK_STATIC
+    /* Linked into the program: its libc is ours by construction (and in a static link a weak
+     * reference pulls nothing out of libc.a, so it would read as NULL). */
+    return 1;
+#endif
     int on_glibc = gnu_get_libc_version != NULL;
     if (on_glibc == BUILT_FOR_GLIBC)
         return 1;
