@@ -248,6 +248,7 @@ refused_fifo() {
     refused_fifo 'symbolic link'
     stop_msg_target
     rm -f "$FIFO" "$READ"
+    # shellcheck disable=SC2031 # set by start_reader, in this shell
     kill "$READER_PID" 2>/dev/null || true
     mkfifo -m 600 "$FIFO"
     chmod 620 "$FIFO"

@@ -234,6 +234,7 @@ maps_has() { grep -qF " $2" "/proc/$1/maps"; }
 @test "children of the other libc inherit LD_PRELOAD and run unchanged: musl under a glibc service and back" {
     need_musl
     # a glibc shell started through proflink-run gets the glibc library and passes LD_PRELOAD on
+    # shellcheck disable=SC2016 # expanded by the inner shell
     run --separate-stderr "$RUN" --socket-dir "$SOCKDIR" -- /bin/sh -c \
         'SHOWENV_STATUS=5 "$1" a b; echo "musl child status $?"' sh "$BATS_FILE_TMPDIR/showenv_musl"
     echo "status $status; stdout: $output; stderr: $stderr"

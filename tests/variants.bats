@@ -266,6 +266,7 @@ CEOF
     [ "$status" -eq 3 ]
     want=$output
     run --separate-stderr env LD_PRELOAD="$LIB" PROFLINK_LOG=debug "$BATS_TEST_TMPDIR/other"
+    # shellcheck disable=SC2154 # stderr: set by run --separate-stderr
     echo "status $status; stdout: $output; stderr: $stderr"
     [ "$status" -eq 3 ]
     [ "$output" = "$want" ]
