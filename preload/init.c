@@ -22,6 +22,7 @@
 #include "socket.h"
 #include "stats.h"
 #include "thread_records.h"
+#include "tracer_resource.h"
 
 static _Atomic int active;
 static _Atomic int started; /* runtime_start ran (whatever its outcome) */
@@ -99,7 +100,7 @@ static int start_once(void)
     }
     atomic_store_explicit(&active, 1, memory_order_release);
     hooks_install_fork_handlers();
-    reader_start(fd);
+    reader_start(fd, socket_path);
     socket_cleanup_stale(socket_dir, socket_path);
     log_info("active: service %s, socket %s", cfg->service_name, socket_path);
     return 0;
@@ -115,14 +116,18 @@ int runtime_start(void)
 
 void runtime_fork_prepare(void)
 {
-    if (runtime_active())
+    if (runtime_active()) {
+        tracer_resource_fork_prepare();
         reader_fork_prepare();
+    }
 }
 
 void runtime_fork_parent(void)
 {
-    if (runtime_active())
+    if (runtime_active()) {
         reader_fork_parent();
+        tracer_resource_fork_parent();
+    }
 }
 
 /* Runs in the child before fork() returns there, single-threaded. The parent's socket fd was
@@ -132,6 +137,7 @@ void runtime_fork_child(void)
     if (!runtime_active())
         return;
     reader_fork_child();
+    tracer_resource_fork_child();
     stats_reset();
     const struct config *cfg = &proflink_config;
     const char *dir;
@@ -152,7 +158,7 @@ void runtime_fork_child(void)
     owner_pid = getpid();
     if (cfg->otel_context)
         otel_process_ctx_after_fork(cfg);
-    reader_start(fd);
+    reader_start(fd, socket_path);
 }
 
 __attribute__((constructor)) static void proflink_constructor(void)

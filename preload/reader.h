@@ -3,10 +3,10 @@
 #ifndef PROFLINK_READER_H
 #define PROFLINK_READER_H
 
-/* Starts the reader on sock_fd (owned by the reader from now on). Called by the constructor
- * and, with a new socket, in a fork child. 0 ok, -1 failed (logged; proflink stays active
- * without message intake). */
-int reader_start(int sock_fd);
+/* Starts the reader on sock_fd, bound at socket_path (owned by the reader from now on). Called
+ * by the constructor and, with a new socket, in a fork child. 0 ok, -1 failed (logged;
+ * proflink stays active without message intake). */
+int reader_start(int sock_fd, const char *socket_path);
 
 /* Fork: prepare takes every lock the reader's data uses so the child gets them consistent;
  * parent releases them; child releases them, discards the parent's in-flight state (the

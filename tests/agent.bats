@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# serial: samples the CPU of its target and counts the samples
 # proflink-agent, the local stand-in for the eBPF profiler, against the demo service running
 # under the library: it must attach only where the profiler would, its correlation messages must
 # reach the service exactly as sent (FIFO records, message callback, deferred transactions), a

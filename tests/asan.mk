@@ -3,9 +3,9 @@
 ASAN_DIR := $(BUILD)/asan
 ASAN_LIB := $(ASAN_DIR)/$(SONAME)
 
-$(ASAN_DIR)/obj/%.o: %.c $(LIB_HDRS) | $(BUILD)
+$(ASAN_DIR)/obj/%.o: %.c | $(BUILD)
 	@mkdir -p $(dir $@)
-	@echo "  ASAN  $<"; $(CC) $(LIB_CFLAGS) $(SANITIZE) -c $< -o $@
+	@echo "  ASAN  $<"; $(CC) $(LIB_CFLAGS) $(SANITIZE) $(DEPFLAGS) -c $< -o $@
 
 $(ASAN_LIB): $(patsubst %.c,$(ASAN_DIR)/obj/%.o,$(LIB_SRCS))
 	$(CC) $(LIB_LDFLAGS) $(SANITIZE) -Wl,-soname,$(SONAME) -o $@ $^ -ldl

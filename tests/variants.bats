@@ -5,6 +5,7 @@
 # TLSDESC argument word is the offset from the thread pointer, checked against the addresses
 # the threads themselves see), and a program of this libc is fully visible from outside.
 load helpers
+load elf_contract
 bats_require_minimum_version 1.5.0
 
 setup() { setup_sockdir; }
@@ -16,39 +17,15 @@ case $ARCH in
 esac
 
 @test "ELF: R_*_TLSDESC relocations name both TLS pointers, and nothing relaxes them" {
-    run readelf -rW "$LIB"
-    [ "$status" -eq 0 ]
-    echo "$output" | grep -E "$TLSDESC +[0-9a-f]+ +elastic_apm_profiling_correlation_tls_v1 "
-    echo "$output" | grep -E "$TLSDESC +[0-9a-f]+ +otel_thread_ctx_v1 "
-    # the dialects the reader cannot use: module/offset pairs and initial-exec offsets
-    ! echo "$output" | grep -E 'DTPMOD|DTPOFF|TPOFF' | grep -E 'correlation_tls_v1|otel_thread_ctx_v1'
-    # section headers are present (the reader walks SHT_RELA sections)
-    [ "$(readelf -hW "$LIB" | awk '/Number of section headers/ {print $NF}')" -gt 0 ]
+    elf_tlsdesc "$LIB" "$TLSDESC"
 }
 
 @test "ELF: the storage symbol is an 8-byte object and the TLS pointers are 8-byte TLS, all exported" {
-    run readelf -sW --dyn-syms "$LIB"
-    [ "$status" -eq 0 ]
-    dyn=$(echo "$output" | sed -n "/Symbol table '.dynsym'/,/Symbol table '.symtab'/p")
-    echo "$dyn" | grep -E ' 8 OBJECT +GLOBAL +DEFAULT +[0-9]+ elastic_apm_profiling_correlation_process_storage_v1$'
-    echo "$dyn" | grep -E ' 8 TLS +GLOBAL +DEFAULT +[0-9]+ elastic_apm_profiling_correlation_tls_v1$'
-    echo "$dyn" | grep -E ' 8 TLS +GLOBAL +DEFAULT +[0-9]+ otel_thread_ctx_v1$'
+    elf_symbols "$LIB"
 }
 
 @test "ELF: file name, SONAME, C library and load-time binding match the variant" {
-    base=$(basename "$LIB")
-    [[ "$base" =~ ^elastic-jvmti-linux-[A-Za-z0-9_-]*\.so$ ]] # the reader's file name pattern
-    run readelf -dW "$LIB"
-    echo "$output" | grep -F "Library soname: [$base]"
-    echo "$output" | grep -E 'FLAGS.*(BIND_NOW|NOW)'
-    if [ "$VARIANT" = musl ]; then
-        [[ "$base" == *-musl-* ]]
-        # no libc named at all: musl's is always in scope, and glibc's "libc.so" is a linker
-        # script that would stop a glibc program this library ends up in from starting
-        run ! grep -F 'Shared library: [libc.so' <<<"$output"
-    else
-        echo "$output" | grep -F 'Shared library: [libc.so.6]'
-    fi
+    elf_identity "$LIB" "$LIBC"
 }
 
 @test "ELF: hardened: full RELRO, non-executable stack, stack protector, fortified calls, never unloaded" {
@@ -61,42 +38,21 @@ esac
     echo "$output" | grep -E '\(FLAGS_1\) .*NODELETE'   # dlclose never unmaps it
     undef=$(nm -D --undefined-only "$LIB")
     echo "$undef" | grep -E ' __stack_chk_fail(@|$)'
-    if [ "$VARIANT" = glibc ]; then # musl's headers do not fortify
+    if [ "$LIBC" = glibc ]; then # musl's headers do not fortify
         echo "$undef" | grep -E ' __(snprintf|vsnprintf|memcpy)_chk(@|$)'
     fi
 }
 
-# defined_by LIBC_FILE...: the names of the default-version functions and objects they define
-defined_by() {
-    nm -D --defined-only "$@" | awk 'NF == 3 && $2 ~ /[TWDBVi]/ && ($3 !~ /@/ || $3 ~ /@@/) {print $3}' |
-        sed 's/@.*//' | sort -u
-}
-
-@test "ELF: loads under either C library: every symbol it needs is defined by glibc and by musl" {
-    command -v musl-gcc >/dev/null || skip "musl-gcc is not installed"
-    musl=/lib/ld-musl-$ARCH.so.1
-    glibc=$(gcc -print-file-name=libc.so.6)
-    [ -f "$musl" ] && [ -f "$glibc" ]
-    need=$(nm -D --undefined-only "$LIB" | awk '$1 == "U" {print $2}' | sed 's/@.*//' | sort -u)
-    [ -n "$need" ]
-    # glibc's dynamic linker defines the TLS helpers, musl's libc is its dynamic linker
-    missing_musl=$(comm -23 <(echo "$need") <(defined_by "$musl"))
-    missing_glibc=$(comm -23 <(echo "$need") <(defined_by "$glibc" "$(dirname "$glibc")"/ld-linux-*.so.2))
-    echo "missing in musl: $missing_musl"
-    echo "missing in glibc: $missing_glibc"
-    [ -z "$missing_musl" ] && [ -z "$missing_glibc" ]
-}
-
 @test "ELF: the tracer API and nothing internal is exported" {
-    exports=$(nm -D --defined-only "$LIB" | awk '$2 ~ /[TDBV]/ {print $3}' | sed 's/@.*//' | sort)
-    for f in proflink_set_trace proflink_set_traceparent proflink_clear_trace proflink_get_trace \
-        proflink_set_message_callback proflink_end_transaction proflink_samples_delay_ms \
-        proflink_host_id proflink_get_stats proflink_version proflink_init; do
-        echo "$exports" | grep -qx "$f" || { echo "missing export $f"; false; }
-    done
-    # internal helpers stay hidden: nothing but the contract symbols, the API and the interposer
-    extra=$(echo "$exports" | grep -vE '^(proflink_[a-z_]+|elastic_apm_profiling_correlation_(process_storage|tls)_v1|otel_thread_ctx_v1|pthread_create|_init|_fini)$' || true)
-    [ -z "$extra" ] || { echo "unexpected exports: $extra"; false; }
+    elf_exports "$LIB"
+}
+
+@test "ELF: every undefined symbol is defined by glibc and by musl (it may land in either)" {
+    # an inherited LD_PRELOAD puts either library in front of programs of the other libc: it
+    # must load there (and stay inactive), so nothing it needs may be one libc's own
+    elf_resolvable "$LIB" /lib/"$(gcc -dumpmachine)"/libc.so.6 /lib64/ld-linux-x86-64.so.2
+    command -v musl-gcc >/dev/null || skip "musl-gcc is not installed"
+    elf_resolvable "$LIB" /usr/lib/"$(uname -m)"-linux-musl/libc.so
 }
 
 # tls_truth PID FILE: for every "tls TID TP ADDR VALUE" line of target_tlsaddr in FILE, checks that
@@ -163,7 +119,11 @@ EOF
     [ "$status" -eq 0 ]
     [ "${lines[1]}" = "threads 4" ]
     word=${lines[0]#word }
-    [ "$word" -lt 0 ] # x86_64 and aarch64 variant II/I: below / above the thread pointer
+    # static TLS lies below the thread pointer on x86_64 (variant II), above it on aarch64 (I)
+    case $ARCH in
+        x86_64) [ "$word" -lt 0 ] ;;
+        aarch64) [ "$word" -gt 0 ] ;;
+    esac
     # the outside reader derives the same offset and the same per-thread thread pointers
     inspect_json "$TARGET_PID"
     [ "$(jget 'j["tls_offset"]')" = "$word" ]
@@ -233,13 +193,13 @@ EOF
     [ "$(jget 'j["attachable"]')" = false ]
     [ "$(jget 'j["threads"]')" = null ] || [ "$(jget 'sum(1 for t in j["threads"] if t["apm"])')" = 0 ]
     [ -z "$(ls -A "$SOCKDIR")" ]
-    ! grep -q OTEL_CTX "/proc/$TARGET_PID/maps"
+    refute grep -q OTEL_CTX "/proc/$TARGET_PID/maps"
 }
 
 @test "a program of the other C library under \$LIB runs unchanged: one warning, nothing published" {
     command -v musl-gcc >/dev/null || skip "musl-gcc is not installed"
     local other_cc=musl-gcc
-    [ "$VARIANT" = musl ] && other_cc=gcc
+    [ "$LIBC" = musl ] && other_cc=gcc
     # threads (the pthread_create interposer), fork (atfork registration), stdout and a status
     cat >"$BATS_TEST_TMPDIR/other.c" <<'CEOF'
 #include <pthread.h>
@@ -277,7 +237,7 @@ CEOF
 
 @test "dlclose after a late dlopen: a thread that used the API exits, the reader keeps running, no crash" {
     # musl refuses a late dlopen of a library with static TLS, and its dlclose unmaps nothing
-    [ "$VARIANT" = glibc ] || skip "musl: no late dlopen of static-TLS libraries, no unloading"
+    [ "$LIBC" = glibc ] || skip "musl: no late dlopen of static-TLS libraries, no unloading"
     run "$HELPERS/target_dlclose" "$LIB"
     echo "status $status: $output"
     [ "$status" -eq 0 ]
