@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.." || exit 1
 lib=$(realpath "$1")
 runtime=$(gcc -print-file-name=libasan.so)
 [ -f "$runtime" ] || { echo "asan: no ASan runtime ($runtime)" >&2; exit 1; }
-suites=(tests/messages.bats tests/deferral.bats tests/fifo.bats tests/closed_stdio.bats)
+suites=(tests/messages.bats tests/deferral.bats tests/fifo.bats tests/pull.bats tests/api_odd_programs.bats
+        tests/closed_stdio.bats)
 
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
