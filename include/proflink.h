@@ -57,6 +57,11 @@ void proflink_clear_trace(void);
 int proflink_get_trace(uint8_t trace_id[16], uint8_t span_id[8], uint8_t transaction_id[8],
                        uint8_t *trace_flags);
 
+/* A new thread starts with the process context (TRACEPARENT) or none, not its creator's
+ * (unless PROFLINK_INHERIT=1): runtimes create pool threads lazily, inside whatever request
+ * first needs one (libuv's on the first fs/crypto call), and such a thread would otherwise carry
+ * that request's trace for the rest of its life. */
+
 /* ---- One-buffer context (FFI) and nested scopes -------------------------------------------- */
 
 /* The whole context in one 40-byte buffer, so that a foreign-function interface marshals one

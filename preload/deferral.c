@@ -17,7 +17,6 @@
 #include "profiler_state.h"
 #include "pull_queue.h"
 #include "records.h"
-#include "runtime.h"
 #include "spin.h"
 #include "stats.h"
 #include "txqueue.h"
@@ -152,13 +151,6 @@ static void warn_overflow(void)
 int deferral_end(const uint8_t trace_id[16], const uint8_t transaction_id[8], uint8_t flags,
                  proflink_transaction_fn fn, void *user)
 {
-    if (!runtime_active()) { /* disabled: a no-op that hands the transaction straight back */
-        if (!fn)
-            return -1; /* pull: nothing will ever be queued */
-        proflink_stack_count none[1];
-        fn(trace_id, transaction_id, none, 0, user);
-        return PROFLINK_DELIVERED_NOW;
-    }
     /* A process made by a raw clone() (no fork handlers ran) still has its parent's state: a
      * "running" reader that is not there, locks that may be copies held forever. Its pid
      * differs from the one recorded when the reader started: deliver at once, touching no lock

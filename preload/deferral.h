@@ -35,7 +35,7 @@ int deferral_init(uint32_t capacity, void (*wake_reader)(void));
 void deferral_enable(void);
 void deferral_disable(void);
 
-/* proflink_end_transaction (arguments checked). */
+/* proflink_end_transaction (arguments checked, proflink active). */
 int deferral_end(const uint8_t trace_id[16], const uint8_t transaction_id[8], uint8_t flags,
                  proflink_transaction_fn fn, void *user);
 

@@ -22,7 +22,6 @@
 #include "socket.h"
 #include "stats.h"
 #include "thread_records.h"
-#include "tracer_resource.h"
 
 static _Atomic int active;
 static _Atomic int started; /* runtime_start ran (whatever its outcome) */
@@ -116,18 +115,14 @@ int runtime_start(void)
 
 void runtime_fork_prepare(void)
 {
-    if (runtime_active()) {
-        tracer_resource_fork_prepare();
+    if (runtime_active())
         reader_fork_prepare();
-    }
 }
 
 void runtime_fork_parent(void)
 {
-    if (runtime_active()) {
+    if (runtime_active())
         reader_fork_parent();
-        tracer_resource_fork_parent();
-    }
 }
 
 /* Runs in the child before fork() returns there, single-threaded. The parent's socket fd was
@@ -137,7 +132,6 @@ void runtime_fork_child(void)
     if (!runtime_active())
         return;
     reader_fork_child();
-    tracer_resource_fork_child();
     stats_reset();
     const struct config *cfg = &proflink_config;
     const char *dir;

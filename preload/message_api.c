@@ -47,8 +47,14 @@ PROFLINK_EXPORT int proflink_end_transaction(const uint8_t trace_id[16],
 {
     if (!trace_id || !transaction_id)
         return -1;
-    if (runtime_active())
-        reader_ensure_running(); /* the first one goes out at once if the start is racing */
+    if (!runtime_active()) { /* disabled: a no-op that hands the transaction straight back */
+        if (!fn)
+            return -1; /* pull: nothing will ever be queued */
+        proflink_stack_count none[1];
+        fn(trace_id, transaction_id, none, 0, user);
+        return PROFLINK_DELIVERED_NOW;
+    }
+    reader_ensure_running(); /* the first one goes out at once if the start is racing */
     return deferral_end(trace_id, transaction_id, trace_flags, fn, user); /* fn NULL: pull */
 }
 

@@ -10,7 +10,8 @@
  * the reader sleeps *inside* recvmmsg(MSG_WAITFORONE) on the socket, made blocking for this
  * (the fd is the reader's alone): a datagram wakes it straight into the receive, which then
  * takes everything queued (up to RECV_BATCH) in the same system call, one system call per
- * wake-up. bench/intake.c measures it in one run against bare loops (bursts of 1000):
+ * wake-up. Measured in one run against bare loops (bursts of 1000; an earlier version of
+ * bench/intake.c, which now compares proflink's deliveries with the blocking loop):
  *   - proflink loses as much as a bare loop blocked in recv() — the practical limit, since a
  *     sender that never waits outpaces any receiver that has to be woken (ratio 0.97-1.08
  *     over several runs on a 2-CPU VM, where every receiver lost about 40% of such bursts);

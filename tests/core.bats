@@ -13,7 +13,7 @@ setup() { setup_sockdir; }
 # The OTel thread record must say what the apmint one says, on every thread (issue: one preload
 # serves old and new readers): same ids and flags, transaction id as key 0, NULL when idle.
 records_agree() {
-    python3 - "$BATS_TEST_TMPDIR/inspect.json" <<'PY'
+    "$PY" - "$BATS_TEST_TMPDIR/inspect.json" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
 bad = []
@@ -195,7 +195,7 @@ teardown() { stop_target; rm -rf "$SOCKDIR"; }
     dead=$!
     wait "$dead" # a pid that no process has any more
     # sockets nobody is bound to any more (python binds, then exits without unlinking)
-    bind_and_leave() { python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).bind(sys.argv[1])' "$1"; }
+    bind_and_leave() { "$PY" -c 'import socket,sys; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).bind(sys.argv[1])' "$1"; }
     stale=$SOCKDIR/proflink-$dead-0000abcd.sock            # ours: removed (the control)
     other_uid=$SOCKDIR/proflink-$dead-0000beef.sock        # another uid's: kept
     foreign1=$SOCKDIR/proflink-$dead-0000abcd.sock.old     # names that are not ours: kept

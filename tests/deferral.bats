@@ -66,7 +66,7 @@ $(echo "$d" | sed 's/.* ids=//')"
         read -r ended delivered rc rest <<<"$(delivery "d$d")"
         echo "delay $d: ended $ended delivered $delivered"
         [ "$rc" -eq 1 ]
-        python3 -c "import sys; e, d, want = map(float, sys.argv[1:]); \
+        "$PY" -c "import sys; e, d, want = map(float, sys.argv[1:]); \
             sys.exit(0 if want <= d - e <= want + 500 else 1)" "$ended" "$delivered" "$d"
     done
     cmd delay
@@ -84,7 +84,7 @@ $(echo "$d" | sed 's/.* ids=//')"
     wait_lines '^txn quiet ' 1 40
     read -r ended delivered rc caller thread n ids <<<"$(delivery quiet)"
     [ "$rc" -eq 1 ] && [ "$n" -eq 0 ] && [ "$thread" = proflink-reader ]
-    python3 -c "import sys; e, d = map(float, sys.argv[1:]); sys.exit(0 if 1000 <= d - e <= 1500 else 1)" \
+    "$PY" -c "import sys; e, d = map(float, sys.argv[1:]); sys.exit(0 if 1000 <= d - e <= 1500 else 1)" \
         "$ended" "$delivered"
 }
 

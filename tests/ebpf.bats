@@ -46,7 +46,7 @@ BT
 }
 
 # le64 HEX16 — the 8 bytes as bpftrace prints a little-endian u64 (no leading zeros)
-le64() { python3 -c 'import sys; b=bytes.fromhex(sys.argv[1]); print("%x" % int.from_bytes(b, "little"))' "$1"; }
+le64() { "$PY" -c 'import sys; b=bytes.fromhex(sys.argv[1]); print("%x" % int.from_bytes(b, "little"))' "$1"; }
 
 sample() {
     inspect_json "$TARGET_PID" --no-threads

@@ -19,7 +19,7 @@ teardown() { msg_teardown; }
 @test "every record is one valid JSON line of at most 4096 bytes, whatever the host id" {
     libc_independent
     "$ROOT/build/tests/unit_reader" records >"$BATS_TEST_TMPDIR/records"
-    python3 - "$BATS_TEST_TMPDIR/records" <<'PY'
+    "$PY" - "$BATS_TEST_TMPDIR/records" <<'PY'
 import json, sys
 types = []
 for raw in open(sys.argv[1], "rb"):
@@ -166,7 +166,7 @@ PY
     tid=$(reader_tid "$TARGET_PID")
     [ -n "$tid" ]
     blk=$(sed -n 's/^SigBlk:[[:space:]]*//p' /proc/"$TARGET_PID"/task/"$tid"/status)
-    python3 - "$blk" <<'PY'
+    "$PY" - "$blk" <<'PY'
 import sys
 mask = int(sys.argv[1], 16)
 # every standard signal but SIGKILL (9) and SIGSTOP (19), which cannot be blocked

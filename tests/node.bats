@@ -116,7 +116,7 @@ js_thread() {
     send corr "${TRACE_OF[3]}" "$span3" "$ID_B" 7
     wait_stats correlations 4
     get /flush | grep -qx flushed
-    python3 - "$W/export.jsonl" "$B64_A" "$B64_B" <<'PY'
+    "$PY" - "$W/export.jsonl" "$B64_A" "$B64_B" <<'PY'
 import json, sys
 spans = [json.loads(l) for l in open(sys.argv[1])]
 A, B = sys.argv[2], sys.argv[3]
@@ -191,7 +191,7 @@ example_run() {
     done >"$W/ex.$tag.resp"
     # every root ended (delivered at once: no profiler spoke, proflink is in auto mode)
     wait_lines_in "$W/ex.$tag.jsonl" '"parentSpanId":null' 4
-    python3 - "$W/ex.$tag.jsonl" >"$W/ex.$tag.spans" <<'PY'
+    "$PY" - "$W/ex.$tag.jsonl" >"$W/ex.$tag.spans" <<'PY'
 import json, sys
 spans = [json.loads(l) for l in open(sys.argv[1])]
 ids = {s["spanId"]: s["name"] for s in spans}
@@ -231,7 +231,7 @@ PY
     [ -s "$W/agent.json" ]
     # the last transactions are delivered samples-delay-ms (500) after they ended
     wait_lines_in "$W/spans.jsonl" '"parentSpanId":null' "$n"
-    python3 - "$W/agent.json" "$W/spans.jsonl" <<'PY'
+    "$PY" - "$W/agent.json" "$W/spans.jsonl" <<'PY'
 import json, sys
 from collections import Counter
 agent = json.load(open(sys.argv[1]))

@@ -140,6 +140,23 @@ ask() {
     [ "$(grep -E '^flushed ' "$OUT" | tail -1)" = 'flushed 0' ]
 }
 
+@test "a fork child has its own pull queue and descriptor; the parent's results stay the parent's" {
+    start_msg_target ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=true
+    ask "pend $TRACE $TXN 0" '^pended '
+    ask "forkpull $T2 $X2" '^forkpull-exit '
+    grep -qx 'forkpull-exit 0' "$OUT"
+    grep -qx 'child-inherited records=0' "$OUT"
+    read -r took readable fd parentfd <<<"$(sed -n 's/^child-took records=\([0-9]*\) readable=\([01]\) fd=\([0-9-]*\) parentfd=\([0-9-]*\)$/\1 \2 \3 \4/p' "$OUT")"
+    [ "$took $readable" = "1 1" ]
+    [ "$fd" -ge 3 ] && [ "$parentfd" -ge 3 ]
+    # the parent's result is still there, and only it
+    ask "take 4096" '^take '
+    grep -qx "take rc=$HEADER" "$OUT"
+    grep -qx "pulled trace=$TRACE txn=$TXN n=0 reserved=0 ids=" "$OUT"
+    ask readable '^readable '
+    [ "$(grep -E '^readable ' "$OUT" | tail -1)" = 'readable 0' ]
+}
+
 @test "disabled: pull end -1, take 0, fd -1, flush -1" {
     start_msg_target ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=false
     ask "pend $TRACE $TXN 1" '^pended '

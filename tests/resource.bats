@@ -20,15 +20,17 @@ ask() {
 }
 
 # otel KEY — a resource attribute of the last `otel_read`; otel_ts — its timestamp.
-otel_read() { python3 "$READER" "$TARGET_PID" >"$BATS_TEST_TMPDIR/otel.json"; }
-otel() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]].get(sys.argv[3], "-"))' "$BATS_TEST_TMPDIR/otel.json" resource "$1"; }
-otel_top() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$BATS_TEST_TMPDIR/otel.json" "$1"; }
+otel_read() { "$PY" "$READER" "$TARGET_PID" >"$BATS_TEST_TMPDIR/otel.json"; }
+otel() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]].get(sys.argv[3], "-"))' "$BATS_TEST_TMPDIR/otel.json" resource "$1"; }
+# otel_all KEY… — the values of several resource attributes, "|"-separated (one Python run)
+otel_all() { "$PY" -c 'import json,sys; r=json.load(open(sys.argv[1]))["resource"]; print("|".join(r.get(k, "-") for k in sys.argv[2:]))' "$BATS_TEST_TMPDIR/otel.json" "$@"; }
+otel_top() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$BATS_TEST_TMPDIR/otel.json" "$1"; }
 
 storage() { inspect_json "$TARGET_PID"; jget "j['storage']['$1']"; }
 
 # block_at ADDR — decodes an Elastic process storage block at ADDR in the target's memory.
 block_at() {
-    python3 - "$TARGET_PID" "$1" <<'PY'
+    "$PY" - "$TARGET_PID" "$1" <<'PY'
 import struct, sys
 pid, addr = int(sys.argv[1]), int(sys.argv[2], 16)
 with open(f"/proc/{pid}/mem", "rb") as m:  # field by field: the block may end a page
@@ -47,25 +49,21 @@ PY
     otel_read
     ts0=$(otel_top published_at_ns)
     addr0=$(otel_top address)
-    [ "$(otel telemetry.sdk.language)" = cpp ]
-    [ "$(otel team)" = core ]
+    [ "$(otel_all telemetry.sdk.language team)" = 'cpp|core' ]
     own_id=$(otel service.instance.id)
     ask "resource service.name=checkout,service.instance.id=abc%2C123,telemetry.sdk.language=nodejs,telemetry.sdk.name=opentelemetry,telemetry.sdk.version=2.0.0,region=us,host.arch=amd64" '^resource '
     grep -qx 'resource rc=0' "$OUT"
     otel_read
-    [ "$(otel service.name)" = checkout ]
-    [ "$(otel service.instance.id)" = 'abc,123' ]  # percent-decoded
-    [ "$(otel telemetry.sdk.language)" = nodejs ]
-    [ "$(otel telemetry.sdk.name)" = opentelemetry ]
-    [ "$(otel telemetry.sdk.version)" = 2.0.0 ]
-    [ "$(otel region)" = us ]   # the tracer's value replaces the environment's
-    [ "$(otel team)" = core ]   # the environment's other attributes stay
-    [ "$(otel host.arch)" = amd64 ]
+    # the instance id percent-decoded; the tracer's region replaces the environment's, whose
+    # other attributes (team) stay
+    [ "$(otel_all service.name service.instance.id telemetry.sdk.language telemetry.sdk.name \
+        telemetry.sdk.version region team host.arch)" = \
+        'checkout|abc,123|nodejs|opentelemetry|2.0.0|us|core|amd64' ]
     # the same mapping, republished with a strictly greater timestamp (the update protocol)
     [ "$(otel_top address)" = "$addr0" ]
     [ "$(otel_top published_at_ns)" -gt "$ts0" ]
     [ "$own_id" != 'abc,123' ]
-    [ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["duplicate_keys"]))' "$BATS_TEST_TMPDIR/otel.json")" = 0 ]
+    [ "$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["duplicate_keys"]))' "$BATS_TEST_TMPDIR/otel.json")" = 0 ]
 }
 
 @test "OTEL_RESOURCE_ATTRIBUTES may set service.instance.id; without it a random one is used" {
@@ -122,12 +120,13 @@ PY
 @test "a fork child keeps the tracer's resource (its own context, the tracer's instance id kept)" {
     start_msg_target
     ask "resource service.name=forked-svc,service.instance.id=tracer-id" '^resource '
-    ask "fork 3" '^forked '
+    ask "fork 60" '^forked '
     child=$(sed -n 's/^forked child=//p' "$OUT")
     wait_attachable "$child"
-    python3 "$READER" "$child" >"$BATS_TEST_TMPDIR/otel.json"
+    "$PY" "$READER" "$child" >"$BATS_TEST_TMPDIR/otel.json"
     [ "$(otel service.name)" = forked-svc ]
     [ "$(otel service.instance.id)" = tracer-id ]
     "$INSPECT" --json "$child" >"$BATS_TEST_TMPDIR/inspect.json"
     [ "$(jget "j['storage']['service_name']")" = forked-svc ]
+    kill "$child"
 }

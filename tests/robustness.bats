@@ -138,7 +138,7 @@ prog() { echo "$HELPERS/target_threads" 3 0.05; }
     # one datagram wakes the reader blocked on its (now closed) socket; then 20 for the
     # program, spaced so that a reader that went on receiving on the reused number would
     # take some of them
-    python3 - "$ours" "$SOCKDIR/own.sock" <<'PY'
+    "$PY" - "$ours" "$SOCKDIR/own.sock" <<'PY'
 import socket, sys, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 try:

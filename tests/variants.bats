@@ -60,7 +60,7 @@ esac
 # thread pointer is the address the thread itself sees, and that the pointer stored there is
 # the one the thread sees. Prints the word.
 tls_truth() {
-    python3 - "$1" "$2" "$LIB" "$TLSDESC" <<'EOF'
+    "$PY" - "$1" "$2" "$LIB" "$TLSDESC" <<'EOF'
 import struct, sys
 pid, lines, lib, want = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 rtype = {'R_X86_64_TLSDESC': 36, 'R_AARCH64_TLSDESC': 1031}[want]

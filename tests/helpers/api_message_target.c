@@ -38,6 +38,10 @@
  *                                 until this thread has closed proflink's socket, got its number
  *                                 back from socketpair() and queued 10 datagrams of its own on
  *                                 it; then reads them: "fdreuse reused=0|1 got=N of 10"
+ *   forkpull TRACE32 TXN16        fork(); the child takes what it inherited ("child-inherited
+ *                                 records=N"), queues one unsampled pull result and takes it
+ *                                 ("child-took records=N fd=F parentfd=P") and exits; the parent
+ *                                 prints "forkpull-exit S"
  *   sleep MS | quit
  * At start: "ready pid=P api=0|1". At EOF or quit: "bye" and exit 0. SIGPIPE is reset to its
  * default action (death) so that a SIGPIPE leaking from proflink would show. */
@@ -567,6 +571,30 @@ int main(void)
                 continue;
             }
             fd_reuse(t, x);
+        } else if (!strcmp(c, "forkpull") && argc == 3 && take_txns && txns_fd) {
+            uint8_t t[16], x[8];
+            if (unhex(argv[1], t, 16) || unhex(argv[2], x, 8)) {
+                out("error bad ids");
+                continue;
+            }
+            int parent_fd = txns_fd();
+            pid_t p = fork();
+            if (p == 0) {
+                static unsigned char buf[4096];
+                long n = take_txns(buf, sizeof buf);
+                out("child-inherited records=%ld", n > 0 ? print_pulled(buf, n, 1) : 0);
+                int fd = txns_fd();
+                end_txn(t, x, 0, NULL, NULL);
+                struct pollfd pf = {.fd = fd, .events = POLLIN};
+                int readable = poll(&pf, 1, 1000) == 1;
+                n = take_txns(buf, sizeof buf);
+                out("child-took records=%ld readable=%d fd=%d parentfd=%d",
+                    n > 0 ? print_pulled(buf, n, 1) : 0, readable, fd, parent_fd);
+                _exit(0);
+            }
+            int status = -1;
+            waitpid(p, &status, 0);
+            out("forkpull-exit %d", status);
         } else if (!strcmp(c, "sleep") && argc == 2) {
             usleep((useconds_t)atoi(argv[1]) * 1000);
             out("slept");
