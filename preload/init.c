@@ -15,6 +15,7 @@
 #include "http_conn.h"
 #include "libc_check.h"
 #include "log.h"
+#include "attr_keys.h"
 #include "otel_process_ctx.h"
 #include "process_storage.h"
 #include "proflink.h"
@@ -87,10 +88,11 @@ static int start_once(void)
         log_error("cannot create a thread key; profiler correlation disabled");
         return -1;
     }
+    attr_keys_init(cfg); /* the fixed attributes before the first record, the map before OTEL_CTX */
     /* The main thread's record first, so that a profiler that finds the storage finds the
      * thread's context too (it reads the records on every sample, the storage once). */
     struct thread_block *main_block =
-        thread_block_new(cfg->has_traceparent ? &cfg->traceparent : NULL);
+        thread_block_new(cfg->has_traceparent ? &cfg->traceparent : NULL, NULL);
     if (main_block)
         thread_block_install(main_block);
     int fd = publish_process(cfg);
@@ -140,6 +142,7 @@ void runtime_fork_child(void)
     if (!runtime_active())
         return;
     reader_fork_child();
+    attr_keys_after_fork();
     stats_reset();
     const struct config *cfg = &proflink_config;
     const char *dir;

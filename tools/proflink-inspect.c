@@ -108,6 +108,7 @@ struct report {
     struct target_otel_ctx otel;
     const struct target_pb_value *key_map; /* threadlocal.attribute_key_map, if published */
     int http; /* PROFLINK_HTTP reading: 1 on, 0 off, -1 unknown (target_http.h) */
+    int key_map_refreshed;                 /* re-read for an index the first read lacked */
 };
 
 static void set(struct check *c, enum status st, const char *fmt, ...)
@@ -304,6 +305,9 @@ static void read_thread(struct report *r, struct thread_report *tr)
     }
 }
 
+static int has_unknown_key(const struct report *r, const struct target_otel_record *o);
+static void check_otel(struct report *r);
+
 static void check_threads(struct report *r)
 {
     struct check *c = &r->c[C_THREADS];
@@ -321,7 +325,7 @@ static void check_threads(struct report *r)
         return;
     }
     r->threads_run = 1;
-    size_t failed = 0, with_apm = 0, active = 0, with_otel = 0;
+    size_t failed = 0, with_apm = 0, active = 0, with_otel = 0, odd = 0, unknown = 0;
     for (size_t i = 0; i < r->nthreads; i++) {
         struct thread_report *tr = &r->threads[i];
         tr->tid = tids[i];
@@ -330,13 +334,36 @@ static void check_threads(struct report *r)
         with_apm += tr->has_apm;
         active += tr->has_apm && tr->apm.valid && tr->apm.trace_present;
         with_otel += tr->has_otel;
+        odd += tr->has_otel && (tr->otel_ptr & 1);
+        unknown += tr->has_otel && has_unknown_key(r, &tr->otel);
     }
     free(tids);
-    set(c, failed ? ST_WARN : ST_PASS,
+    /* OTEP 4947: a reader meeting a key index its map lacks refreshes the map (keys are only
+     * ever appended, so the known ones keep their names). */
+    if (unknown && r->otel_rc == 0) {
+        target_otel_free(&r->otel);
+        check_otel(r);
+        r->key_map_refreshed = 1;
+    }
+    set(c, failed || odd ? ST_WARN : ST_PASS,
         "%zu thread(s): %zu with an apm record (%zu with an active trace), %zu with an OTel record",
         r->nthreads, with_apm, active, with_otel);
     if (failed)
         add(c, "; %zu could not be read (see below)", failed);
+    if (odd)
+        add(c, "; %zu OTel record(s) at an odd address (OTEP 4947 requires 2-byte alignment)", odd);
+    if (r->key_map_refreshed)
+        add(c, "; key map re-read (a record used a key index the first read did not have)");
+}
+
+static int has_unknown_key(const struct report *r, const struct target_otel_record *o)
+{
+    size_t pos = 0, known = r->key_map && r->key_map->kind == TARGET_PB_ARRAY ? r->key_map->nitems : 0;
+    struct target_otel_attr at;
+    while (target_otel_attr_next(o, &pos, &at) == 1)
+        if (at.key >= known)
+            return 1;
+    return 0;
 }
 
 /* ---- 7 OpenTelemetry process context ----------------------------------------------------- */
@@ -651,6 +678,7 @@ static void json_otel(struct target_json *j, const struct report *r)
     target_json_uint(j, "version", r->otel.version);
     target_json_uint(j, "payload_size", r->otel.payload_size);
     target_json_uint(j, "published_at_ns", r->otel.published_at_ns);
+    target_json_bool(j, "key_map_refreshed", r->key_map_refreshed);
     if (r->otel_rc == 0) {
         json_kvs(j, "resource", &r->otel.pc.resource);
         json_kvs(j, "attributes", &r->otel.pc.attributes);

@@ -26,6 +26,7 @@
 #include "otel_process_ctx.c"
 #include "protobuf_writer.c"
 #include "resource_attrs.c"
+#include "utf8.c"
 
 #include <inttypes.h>
 #include <pthread.h>
