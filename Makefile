@@ -30,11 +30,25 @@ endif
 # library is built global-dynamic with the TLS descriptor dialect and every symbol bound at load
 # time (-z now). No -Bsymbolic, --gc-sections or `local: *` version script: each could relax or
 # drop that relocation. Exports are chosen by -fvisibility=hidden plus PROFLINK_EXPORT.
+#
+# Hardening: stack protector and fortified libc calls, full RELRO (-z relro + -z now), a
+# non-executable stack. -z nodelete: a late dlopen'ed copy must never be unmapped by dlclose,
+# since thread-exit destructors (thread records) and the reader thread still point into it.
 WARN      := -Wall -Wextra -Werror
-LIB_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g $(WARN) -fPIC -fvisibility=hidden \
+HARDEN    := -fstack-protector-strong -D_FORTIFY_SOURCE=2
+LIB_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g $(WARN) $(HARDEN) -fPIC -fvisibility=hidden \
               -ftls-model=global-dynamic $(TLS_DIALECT) -fno-strict-aliasing -Iinclude -Ipreload -Ihooks \
               $(EXTRA_CFLAGS)
-LIB_LDFLAGS := -shared -Wl,-z,now -Wl,-z,relro -pthread
+LIB_LDFLAGS := -shared -Wl,-z,now -Wl,-z,relro -Wl,-z,noexecstack -Wl,-z,nodelete -pthread
+
+# One library per libc, but either may end up in front of a program of the other libc (LD_PRELOAD
+# inherited by a child, /etc/ld.so.preload): it must then load, notice (libc_check.c) and stay
+# inactive. So neither may need a symbol only its own libc defines: the glibc build's fortified
+# calls (__*_chk, absent from musl) are weak references (never called when inactive), and the
+# musl build names no libc in DT_NEEDED (glibc's "libc.so" is a linker script; the libc is in the
+# global scope of every program anyway). tests/variants.bats checks the symbol sets.
+GLIBC_ONLY_WEAK := --wildcard --weaken-symbol='__*_chk'
+MUSL_LIBS       := -nodefaultlibs -lgcc
 
 LIB_SRCS  := $(sort $(wildcard preload/*.c) $(wildcard hooks/*.c))
 SONAME    := elastic-jvmti-linux-proflink-$(ARCH).so
@@ -79,7 +93,9 @@ $(BUILD)/obj/%.o: %.c | $(BUILD)
 	@echo "  CC    $<"; $(CC) $(LIB_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(LIB): $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
-	$(CC) $(LIB_LDFLAGS) -Wl,-soname,$(SONAME) -o $@ $^ -ldl
+	$(CC) -r -nostdlib -o $(BUILD)/obj/proflink-all.o $^
+	$(OBJCOPY) $(GLIBC_ONLY_WEAK) $(BUILD)/obj/proflink-all.o
+	$(CC) $(LIB_LDFLAGS) -Wl,-soname,$(SONAME) -o $@ $(BUILD)/obj/proflink-all.o -ldl
 
 $(BUILD)/libproflink.so: $(LIB)
 	ln -sf $(SONAME) $@
@@ -107,7 +123,7 @@ $(BUILD)/musl/obj/%.o: %.c | $(BUILD)
 	@echo "  MUSL  $<"; $(MUSL_CC) $(LIB_CFLAGS) $(MUSL_EXTRA) $(DEPFLAGS) -c $< -o $@
 
 $(MUSL_LIB): $(patsubst %.c,$(BUILD)/musl/obj/%.o,$(LIB_SRCS))
-	$(MUSL_CC) $(LIB_LDFLAGS) -Wl,-soname,$(MUSL_SONAME) -o $@ $^
+	$(MUSL_CC) $(LIB_LDFLAGS) -Wl,-soname,$(MUSL_SONAME) -o $@ $^ $(MUSL_LIBS)
 
 $(BUILD)/musl/static/%.o: %.c | $(BUILD)
 	@mkdir -p $(dir $@)
@@ -135,6 +151,7 @@ include tests/helpers.mk
 include tests/fixtures.mk
 include tests/static.mk
 include tests/fuzz.mk
+include tests/asan.mk
 include tests/cross.mk
 include tests/cpp.mk
 include bench/bench.mk

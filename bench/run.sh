@@ -54,6 +54,17 @@ out=$($B/process_start "$LIB" 200 /bin/true)
 s0=$(echo "$out" | val start_plain_us); s1=$(echo "$out" | val start_preload_us)
 echo "without: ${s0} us   with: ${s1} us   added $((s1 - s0)) us (target <= 1000 us)"
 
+echo "== process start with 120 KiB of OTEL_RESOURCE_ATTRIBUTES (24,000 members, median of 50) =="
+attrs=$(python3 -c '
+import string
+d = string.digits + string.ascii_letters
+print(",".join(d[i // 3844] + d[i // 62 % 62] + d[i % 62] + "=" for i in range(24000)))')
+out=$(PROFLINK_LOG=off $B/process_start "$LIB" 50 /bin/true)
+a0=$(echo "$out" | val start_preload_us)
+out=$(PROFLINK_LOG=off OTEL_RESOURCE_ATTRIBUTES=$attrs $B/process_start "$LIB" 50 /bin/true)
+a1=$(echo "$out" | val start_preload_us)
+echo "without: ${a0} us   with: ${a1} us   ratio $(ratio "$a1" "$a0") (linear parsing: a few ms at most)"
+
 if [ -x $B/intake ]; then
     echo "== burst intake =="
     $B/intake "$LIB"

@@ -2,9 +2,9 @@
  * (the program's, libc's own daemon()/forkpty()...), in glibc and musl alike, and its child
  * handler runs before fork() returns in the child, which the contract requires. posix_spawn
  * and vfork run no handlers; their children exec at once and start afresh. */
-#include <pthread.h>
 #include <stdatomic.h>
 
+#include "atfork.h"
 #include "hooks.h"
 #include "runtime.h"
 
@@ -13,5 +13,5 @@ void hooks_install_fork_handlers(void)
     static _Atomic int installed;
     if (atomic_exchange(&installed, 1))
         return;
-    pthread_atfork(runtime_fork_prepare, runtime_fork_parent, runtime_fork_child);
+    atfork_register(runtime_fork_prepare, runtime_fork_parent, runtime_fork_child);
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "fd_identity.h"
+#include "fd_safe.h"
 #include "log.h"
 #include "records.h"
 #include "stats.h"
@@ -30,7 +31,7 @@ static int enabled;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int fd = -1;
 static struct fd_identity fd_id; /* the program may close our fd and reuse the number */
-static int refused; /* the path is not a FIFO: never written */
+static int refused; /* not a FIFO we may use (pipe_problem): never written */
 static int create_warned;
 static uint64_t next_try_ns;
 
@@ -41,16 +42,38 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* 0 if path is a FIFO or was made one, -1 (warned) if it is something else. */
+/* Refuses the path for good, with one warning. */
+static void refuse(const char *why)
+{
+    log_warn("PROFLINK_FIFO %.200s %s; no records written", path, why);
+    refused = 1;
+}
+
+/* Why an existing pipe may not receive our records, or NULL. Another user's pipe (or one others
+ * may write to) would hand that user the host id and trace ids, and let them inject fake lines
+ * for the real consumer; a symlink could point anywhere. */
+static const char *pipe_problem(const struct stat *st)
+{
+    if (S_ISLNK(st->st_mode))
+        return "is a symbolic link";
+    if (!S_ISFIFO(st->st_mode))
+        return "exists and is not a named pipe";
+    if (st->st_uid != geteuid())
+        return "is owned by another user";
+    if (st->st_mode & (S_IWGRP | S_IWOTH))
+        return "is writable by group or others";
+    return NULL;
+}
+
+/* 0 if path is an acceptable FIFO or was made one, -1 if not (refused, warned once). */
 static int ensure_fifo(void)
 {
     struct stat st;
-    if (stat(path, &st) == 0) {
-        if (S_ISFIFO(st.st_mode))
-            return 0;
-        log_warn("PROFLINK_FIFO %.200s exists and is not a named pipe; no records written", path);
-        refused = 1;
-        return -1;
+    if (lstat(path, &st) == 0) {
+        const char *why = pipe_problem(&st);
+        if (why)
+            refuse(why);
+        return why ? -1 : 0;
     }
     if (errno == ENOENT && mkfifo(path, 0600) != 0 && errno != EEXIST) {
         if (!create_warned) /* retried often: say it once */
@@ -67,12 +90,19 @@ static void try_open(void)
     next_try_ns = now_ns() + REOPEN_INTERVAL_NS;
     if (refused || ensure_fifo() != 0)
         return;
-    int f = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (f < 0)
+    /* The path may have been swapped since the lstat: no symlink followed, and the checks
+     * repeated on what was actually opened. */
+    int f = fd_above_stdio(open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW));
+    if (f < 0) {
+        if (errno == ELOOP)
+            refuse("is a symbolic link");
         return; /* ENXIO: nobody reads yet */
+    }
     struct stat st;
-    if (fstat(f, &st) != 0 || !S_ISFIFO(st.st_mode)) { /* replaced since the stat */
+    const char *why = fstat(f, &st) != 0 ? "cannot be checked" : pipe_problem(&st);
+    if (why) {
         close(f);
+        refuse(why);
         return;
     }
 #ifdef F_SETPIPE_SZ

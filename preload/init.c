@@ -13,6 +13,7 @@
 #include "export.h"
 #include "hooks.h"
 #include "http_conn.h"
+#include "libc_check.h"
 #include "log.h"
 #include "attr_keys.h"
 #include "otel_process_ctx.h"
@@ -67,6 +68,9 @@ static int publish_process(const struct config *cfg)
 static int start_once(void)
 {
     struct config *cfg = &proflink_config;
+    log_capture_stderr(); /* before anything of ours can take the number 2 */
+    if (!libc_check()) /* first: nothing else of ours may run on the other libc */
+        return -1;
     /* setuid/setgid programs (secure-exec): their environment is the caller's and unreadable to
      * us (secure_getenv), so nothing could select or configure them. Never activate there: a
      * root-owned socket in a shared /tmp for every `passwd` run helps nobody. */

@@ -7,7 +7,37 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "fd_identity.h"
+
 static _Atomic int current_level = LOG_WARN;
+
+/* The stderr the program was given (log_capture_stderr): a program started with fd 2 closed
+ * gets its own files on the lowest numbers, and a line of ours there would corrupt them. Written
+ * once, before the program can have threads (constructor); read-only afterwards. */
+static int stderr_captured;
+static struct fd_identity stderr_id;
+
+void log_capture_stderr(void)
+{
+    fd_identity_record(STDERR_FILENO, &stderr_id);
+    stderr_captured = 1;
+}
+
+/* Until captured (module test drivers), fd 2 is trusted as it is. */
+static int stderr_is_ours(void)
+{
+    return !stderr_captured || fd_identity_same(STDERR_FILENO, &stderr_id);
+}
+
+void log_raw(const char *line, size_t len)
+{
+    int saved_errno = errno;
+    if (stderr_is_ours()) {
+        ssize_t w = write(STDERR_FILENO, line, len);
+        (void)w; /* nowhere to report a failed diagnostic */
+    }
+    errno = saved_errno;
+}
 
 void log_set_level(enum log_level level) { atomic_store_explicit(&current_level, level, memory_order_relaxed); }
 
@@ -31,7 +61,6 @@ void log_msg(enum log_level level, const char *fmt, ...)
     if (len > sizeof line - 2)
         len = sizeof line - 2;
     line[len++] = '\n';
-    ssize_t w = write(STDERR_FILENO, line, len);
-    (void)w; /* nowhere to report a failed diagnostic */
+    log_raw(line, len);
     errno = saved_errno;
 }

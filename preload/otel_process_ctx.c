@@ -41,6 +41,7 @@
 #include "proflink.h"
 #include "protobuf_writer.h"
 #include "resource_attrs.h"
+#include "fd_safe.h"
 #include "utf8.h"
 
 /* Older libc headers (and musl's) may lack these; the values are the kernel ABI. memfd_create
@@ -191,7 +192,7 @@ static uint64_t next_timestamp(void)
 
 static size_t read_urandom(uint8_t *out, size_t n)
 {
-    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    int fd = fd_above_stdio(open("/dev/urandom", O_RDONLY | O_CLOEXEC));
     size_t got = 0;
     if (fd < 0)
         return 0;
@@ -278,7 +279,6 @@ static unsigned utf8_sanitize(uint8_t *s, size_t n)
 
 struct encoder {
     struct pb_writer w;
-    size_t env_start;   /* where OTEL_RESOURCE_ATTRIBUTES entries begin in the resource */
     unsigned sanitized; /* invalid UTF-8 bytes replaced */
     unsigned dropped;   /* attributes that did not fit */
     unsigned bad_keys;  /* attributes whose key is not UTF-8 */
@@ -392,49 +392,18 @@ static size_t put_identity(struct encoder *e, const struct config *cfg, const ch
     return has_given ? NO_UUID : uuid_at;
 }
 
-/* Finds the Resource entry [from, to) whose KeyValue.key is `key`: sets *off and *len to the
- * whole entry (tag, length, body). We only walk bytes we wrote ourselves, but still check
- * every length against the bounds. */
-static int find_entry(const uint8_t *buf, size_t from, size_t to, const char *key, size_t *off,
-                      size_t *len)
-{
-    const uint8_t *p = buf + from, *end = buf + to;
-    size_t klen = strlen(key);
-    while (p < end) {
-        const uint8_t *entry = p, *kv;
-        uint64_t tag, n, ktag, kn;
-        if (pb_get_varint(&p, end, &tag) || pb_get_varint(&p, end, &n) || n > (uint64_t)(end - p))
-            return 0;
-        kv = p;
-        p += n;
-        if (pb_get_varint(&kv, p, &ktag) || ktag != (KV_KEY << 3 | PB_WIRE_LEN) ||
-            pb_get_varint(&kv, p, &kn) || kn > (uint64_t)(p - kv))
-            continue;
-        if (kn == klen && !memcmp(kv, key, klen)) {
-            *off = (size_t)(entry - buf);
-            *len = (size_t)(p - entry);
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* One OTEL_RESOURCE_ATTRIBUTES member (already percent-decoded). A later duplicate replaces an
- * earlier one, as config.c reads them; a member that does not fit in what is left of the
- * 64 KiB payload is dropped and counted (the identity was written first and always fits). */
+/* One OTEL_RESOURCE_ATTRIBUTES member (already percent-decoded), the last of its key: a later
+ * duplicate replaces an earlier one, as config.c reads them (resource_attrs_each_last resolves
+ * that in linear time). A member that does not fit in what is left of the 64 KiB payload is
+ * dropped and counted (the identity was written first and always fits). */
 static int add_env_attr(const char *key, const char *value, void *user)
 {
     struct encoder *e = user;
-    size_t off, len;
     if (is_owned_key(key))
         return 0;
     if (!utf8_valid(key, strlen(key))) {
         e->bad_keys++;
         return 0;
-    }
-    if (find_entry(e->w.buf, e->env_start, e->w.len, key, &off, &len)) {
-        memmove(e->w.buf + off, e->w.buf + off + len, e->w.len - off - len);
-        e->w.len -= len;
     }
     size_t mark = pb_mark(&e->w);
     put_string_kv(e, RES_ATTRIBUTES, key, value);
@@ -444,6 +413,40 @@ static int add_env_attr(const char *key, const char *value, void *user)
             snprintf(e->first_dropped, sizeof e->first_dropped, "%s", key);
     }
     return 0;
+}
+
+static int count_nothing(const char *key, const char *value, void *user)
+{
+    (void)key, (void)value, (void)user;
+    return 0;
+}
+
+/* The environment's members, then the tracer's (proflink_set_resource), each key once with its
+ * last value: the tracer's replace the environment's. One linear pass over "env,tracer" (a
+ * member never contains an unescaped comma, so joining them changes no member). Returns the
+ * environment's malformed members. */
+static int add_all_attrs(struct encoder *e, const char *env, const char *tracer)
+{
+    if (!tracer || !tracer[0])
+        return env ? resource_attrs_each_last(env, add_env_attr, e) : 0;
+    if (!env || !env[0]) {
+        resource_attrs_each_last(tracer, add_env_attr, e);
+        return 0;
+    }
+    size_t n = strlen(env), m = strlen(tracer);
+    char *both = malloc(n + 1 + m + 1);
+    if (!both) { /* out of memory: both sets, a key in both may then appear twice */
+        int malformed = resource_attrs_each_last(env, add_env_attr, e);
+        resource_attrs_each_last(tracer, add_env_attr, e);
+        return malformed;
+    }
+    memcpy(both, env, n);
+    both[n] = ',';
+    memcpy(both + n + 1, tracer, m + 1);
+    int malformed = resource_attrs_each_last(both, add_env_attr, e) -
+                    resource_attrs_each(tracer, count_nothing, NULL);
+    free(both);
+    return malformed;
 }
 
 static void report_encoding(const struct encoder *e, int malformed)
@@ -486,12 +489,8 @@ static int encode_payload(const struct config *cfg, const char *instance_id, uin
     size_t uuid_at = put_identity(&e, cfg, instance_id);
     if (pb_status(&e.w) != 0)
         return -1;
-    e.env_start = e.w.len;
     const char *attrs = secure_getenv("OTEL_RESOURCE_ATTRIBUTES");
-    int malformed = attrs ? resource_attrs_each(attrs, add_env_attr, &e) : 0;
-    /* the tracer's own attributes last: they replace the environment's for the same key */
-    if (st.tracer_attrs)
-        resource_attrs_each(st.tracer_attrs, add_env_attr, &e);
+    int malformed = add_all_attrs(&e, attrs, st.tracer_attrs);
     size_t open_len = e.w.len;
     if (pb_end(&e.w, resource) != 0)
         return -1;
@@ -524,7 +523,7 @@ static int memfd_open(void)
                           MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL);
     if (fd < 0 && errno == EINVAL)
         fd = (int)syscall(SYS_memfd_create, CTX_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    return fd;
+    return fd_above_stdio(fd);
 #else
     errno = ENOSYS;
     return -1;

@@ -18,15 +18,13 @@
 #include <unistd.h>
 
 #include "fd_identity.h"
+#include "fd_safe.h"
 #include "stats.h"
 
 /* Results are small (32 bytes + 20 per stack-trace id, at most 1024 ids) but a tracer that
  * stops taking must not grow the process without bound: besides the count the header names,
  * the bytes queued are capped (a full queue of large results would otherwise be 80 MiB). */
 #define PULL_QUEUE_MAX_BYTES (4u << 20)
-/* The pipe's read end must not be one of the program's standard descriptors (see
- * dup_above_stdio). */
-#define PULL_FD_MIN 3
 
 _Static_assert(sizeof(proflink_ended_transaction) == 32, "pull record header is 32 bytes");
 _Static_assert(sizeof(proflink_stack_count) == 20, "a stack count is 20 bytes");
@@ -173,17 +171,6 @@ long pull_queue_take(void *buf, size_t cap)
     return written;
 }
 
-/* A descriptor of ours must not land on 0-2 (a program started with them closed would then
- * read our pipe as its stdin): move it up, close-on-exec. */
-static int dup_above_stdio(int fd)
-{
-    if (fd >= PULL_FD_MIN)
-        return fd;
-    int moved = fcntl(fd, F_DUPFD_CLOEXEC, PULL_FD_MIN);
-    close(fd);
-    return moved;
-}
-
 int pull_queue_fd(void)
 {
     int rd = atomic_load_explicit(&pipe_rd, memory_order_acquire);
@@ -197,8 +184,8 @@ int pull_queue_fd(void)
     if (rd < 0) {
         int p[2];
         if (pipe2(p, O_NONBLOCK | O_CLOEXEC) == 0) {
-            p[0] = dup_above_stdio(p[0]);
-            p[1] = dup_above_stdio(p[1]);
+            p[0] = fd_above_stdio(p[0]);
+            p[1] = fd_above_stdio(p[1]);
             if (p[0] < 0 || p[1] < 0) {
                 if (p[0] >= 0)
                     close(p[0]);

@@ -63,6 +63,7 @@
 #include "config.h"
 #include "deferral.h"
 #include "fd_identity.h"
+#include "fd_safe.h"
 #include "fifo.h"
 #include "hooks.h"
 #include "log.h"
@@ -145,7 +146,7 @@ static void wake_reader(void)
 
 static int open_wake_socket(void)
 {
-    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int fd = fd_above_stdio(socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (fd < 0)
         return -1;
     struct sockaddr_un self = {.sun_family = AF_UNIX};

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fd_safe.h"
 #include "log.h"
 
 /* "proflink-<pid>-<8 hex>.sock": the pid lets socket_cleanup.c skip live owners cheaply, the
@@ -53,7 +54,7 @@ static const char *dir_problem(const char *dir)
 
 static int bind_socket(const char *path)
 {
-    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int fd = fd_above_stdio(socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (fd < 0)
         return -1;
     struct sockaddr_un addr = {.sun_family = AF_UNIX};

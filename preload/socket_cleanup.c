@@ -16,6 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "fd_safe.h"
 #include "log.h"
 #include "socket.h"
 
@@ -31,7 +32,7 @@ static int name_pid(const char *name)
 
 static int nobody_bound(const char *path)
 {
-    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int fd = fd_above_stdio(socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
     if (fd < 0)
         return 0;
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
@@ -67,9 +68,13 @@ static int is_stale(int dirfd, const char *dir, const char *name, const char *ow
 
 void socket_cleanup_stale(const char *dir, const char *own_path)
 {
-    DIR *d = opendir(dir);
-    if (!d)
+    int dfd = fd_above_stdio(open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        if (dfd >= 0)
+            close(dfd);
         return;
+    }
     int removed = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {

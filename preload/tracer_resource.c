@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "atfork.h"
 #include "config.h"
 #include "export.h"
 #include "log.h"
@@ -30,7 +31,7 @@ static void fork_child(void) { pthread_mutex_unlock(&resource_lock); }
  * child handler republishes the storage from the fields it guards; child handlers run in order,
  * so that republication happens while the lock is still ours. No module proflink starts with
  * needs to know this one. */
-static void register_fork_handlers(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+static void register_fork_handlers(void) { atfork_register(fork_prepare, fork_parent, fork_child); }
 
 static int count_member(const char *key, const char *value, void *user)
 {

@@ -26,7 +26,9 @@ elf_symbols() {
 }
 
 # elf_identity LIB LIBC — the reader's file name pattern, SONAME = file name, bound at load time,
-# linked against the C library of its variant (glibc or musl)
+# linked against the C library of its variant: glibc's libc.so.6; for musl no libc named at all
+# (musl's is always in scope, and glibc's "libc.so" is a linker script that would stop a glibc
+# program this library ends up in from starting)
 elf_identity() {
     local base dyn
     base=$(basename "$1") || return 1
@@ -36,8 +38,7 @@ elf_identity() {
     grep -E 'FLAGS.*(BIND_NOW|NOW)' <<<"$dyn" || return 1
     if [ "$2" = musl ]; then
         [[ "$base" == *-musl-* ]] || return 1
-        grep -F 'Shared library: [libc.so]' <<<"$dyn" || return 1
-        refute grep -F 'libc.so.6' <<<"$dyn" || return 1
+        refute grep -F 'Shared library: [libc.so' <<<"$dyn" || return 1
     else
         grep -F 'Shared library: [libc.so.6]' <<<"$dyn" || return 1
     fi
@@ -61,12 +62,14 @@ elf_exports() {
 }
 
 # elf_resolvable LIB LIBC_FILE… — every undefined dynamic symbol of LIB is defined by one of the
-# C library's files (a symbol the target libc lacks makes every program fail to start)
+# C library's files (a symbol the target libc lacks makes every program fail to start). Only
+# default versions count: an unversioned reference never binds to a hidden compat version
+# (name@VERSION, as glibc's pthread_atfork).
 elf_resolvable() {
     local lib=$1 need have missing
     shift || return 1
     need=$(readelf -W --dyn-syms "$lib" | awk '$7 == "UND" && $8 != "" {print $8}' | sed 's/@.*//' | sort -u) || return 1
-    have=$(for f in "$@"; do readelf -W --dyn-syms "$f" | awk '$7 != "UND" && $8 != "" {print $8}'; done |
+    have=$(for f in "$@"; do readelf -W --dyn-syms "$f" | awk '$7 != "UND" && $8 != "" && ($8 !~ /@/ || $8 ~ /@@/) {print $8}'; done |
         sed 's/@.*//' | sort -u)
     missing=$(comm -23 <(echo "$need") <(echo "$have")) || return 1
     # weak references may stay unresolved by design

@@ -13,6 +13,7 @@ setup() {
 teardown() {
     msg_teardown
     [ -n "$READER_PID" ] && kill "$READER_PID" 2>/dev/null
+    [ -z "${FOREIGN:-}" ] || userdel "$FOREIGN" 2>/dev/null
     return 0
 }
 
@@ -213,4 +214,54 @@ PY
     wait_stat fifo_drops 2
     [ "$(cat "$BATS_TEST_TMPDIR/plain")" = keep ]
     grep -q 'not a named pipe' "$ERR"
+}
+
+# foreign_user — a user of our own for this test (removed by teardown)
+foreign_user() {
+    command -v useradd >/dev/null || skip "useradd is not installed"
+    [ "$(id -u)" = 0 ] || skip "needs root to add a user"
+    case $VARIANT in # one name per variant: they may run at the same time
+        glibc) FOREIGN=plt_hd1 ;;
+        musl) FOREIGN=plt_hd2 ;;
+        aarch64-glibc) FOREIGN=plt_hd3 ;;
+        *) FOREIGN=plt_hd4 ;;
+    esac
+    userdel "$FOREIGN" 2>/dev/null || true
+    useradd --no-create-home --shell /usr/sbin/nologin "$FOREIGN"
+}
+
+# refused_fifo WHY-REGEX — the target writes nothing into $FIFO, read by a consumer that is
+# there all along, and says why once
+refused_fifo() {
+    start_reader
+    start_msg_target PROFLINK_FIFO="$FIFO"
+    send corr "$TRACE" "$TXN" "$ID_A" 1
+    cmd end "$TRACE" "$TXN" 0 t
+    wait_stat fifo_drops 2
+    sleep 0.3 # the records were dropped, not late: nothing arrives afterwards either
+    [ "$(read_lines)" -eq 0 ]
+    [ "$(stat_val fifo_records)" -eq 0 ]
+    [ "$(grep -c 'proflink:' "$ERR")" -eq 1 ]
+    grep -qE "PROFLINK_FIFO .*($1)" "$ERR"
+}
+
+@test "a FIFO another user created (mode 0666): refused with one warning, nothing written" {
+    foreign_user
+    mkfifo -m 666 "$FIFO"
+    chown "$FOREIGN" "$FIFO"
+    chmod 666 "$FIFO"
+    refused_fifo 'owned by another user'
+}
+
+@test "a FIFO of ours writable by group or others, or reached through a symlink: refused" {
+    mkfifo -m 600 "$BATS_TEST_TMPDIR/real.fifo"
+    ln -s "$BATS_TEST_TMPDIR/real.fifo" "$FIFO"
+    refused_fifo 'symbolic link'
+    stop_msg_target
+    rm -f "$FIFO" "$READ"
+    # shellcheck disable=SC2031 # set by start_reader, in this shell
+    kill "$READER_PID" 2>/dev/null || true
+    mkfifo -m 600 "$FIFO"
+    chmod 620 "$FIFO"
+    refused_fifo 'writable by group or others'
 }

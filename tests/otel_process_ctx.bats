@@ -300,6 +300,32 @@ EOF
     refute [ -s "$BATS_TEST_TMPDIR/drv.err" ]
 }
 
+@test "module: 128 KiB of OTEL_RESOURCE_ATTRIBUTES cost linear work, duplicates resolved" {
+    # 24,000 short members (about the most one environment string can hold), every 100th key given
+    # again at the end: each member used to be compared with every one published before it
+    # (quadratic: over 0.5 s of CPU at start). Linear work is a few ms; the bound is generous.
+    attrs=$($PY -c '
+import string
+d = string.digits + string.ascii_letters
+k = [d[i // 3844] + d[i // 62 % 62] + d[i % 62] for i in range(24000)]
+print(",".join([f"{x}=" for x in k] + [f"{x}=z" for x in k[::100]]))')
+    [ "${#attrs}" -gt 120000 ] && [ "${#attrs}" -lt 131000 ]
+    cpu=$(OTEL_RESOURCE_ATTRIBUTES="$attrs" $PY -c '
+import resource, subprocess, sys
+subprocess.run([sys.argv[1], "publish", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{r.ru_utime + r.ru_stime:.3f}")' "$DRIVER")
+    echo "CPU time: $cpu s"
+    [ "$($PY -c "print(int($cpu < 0.25))")" = 1 ]
+    # a duplicate is published once, with its last value, in its last place
+    OTEL_RESOURCE_ATTRIBUTES='x=1,a=1,b=2,a=3,c=4,b=%35' bg drv "$DRIVER" publish 10
+    read -r _ pid _ <"$BATS_TEST_TMPDIR/drv.out"
+    read_ctx "$pid"
+    check_identity
+    [ "$(cget '[(k, v) for k, v in c["resource"].items() if len(k) == 1]')" = \
+      '[["x", "1"], ["a", "3"], ["c", "4"], ["b", "5"]]' ]
+}
+
 @test "module: an update republishes in place with a strictly greater timestamp" {
     OTEL_RESOURCE_ATTRIBUTES='keep=me' bg drv "$DRIVER" update 5 10
     read -r _ pid _ <"$BATS_TEST_TMPDIR/drv.out"

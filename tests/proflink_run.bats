@@ -114,8 +114,7 @@ maps_has() { grep -qF " $2" "/proc/$1/maps"; }
     run env LD_PRELOAD="$GLIBC_LIB $other:$GLIBC_LIB" "$RUN" "$FIX/showenv_glibc"
     [ "${lines[0]}" = "LD_PRELOAD=$GLIBC_LIB:$other" ]
     need_musl
-    # a musl program dies (status 127) if the glibc library is preloaded into it: it is dropped
-    run -127 env LD_PRELOAD="$GLIBC_LIB" "$FIX/showenv_musl"
+    # the glibc library would stay inactive in a musl program: it is replaced by the musl one
     run env LD_PRELOAD="$GLIBC_LIB:$other" SHOWENV_STATUS=0 "$RUN" "$FIX/showenv_musl"
     [ "$status" -eq 0 ]
     [ "${lines[0]}" = "LD_PRELOAD=$MUSL_LIB:$other" ]
@@ -210,4 +209,23 @@ maps_has() { grep -qF " $2" "/proc/$1/maps"; }
         [ "$status" -eq 0 ]
         [ "$output" = "LD_PRELOAD=$MUSL_LIB" ]
     fi
+}
+
+@test "children of the other libc inherit LD_PRELOAD and run unchanged: musl under a glibc service and back" {
+    need_musl
+    # a glibc shell started through proflink-run gets the glibc library and passes LD_PRELOAD on
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    run --separate-stderr "$RUN" --socket-dir "$SOCKDIR" -- /bin/sh -c \
+        'SHOWENV_STATUS=5 "$1" a b; echo "musl child status $?"' sh "$FIX/showenv_musl"
+    echo "status $status; stdout: $output; stderr: $stderr"
+    [ "$status" -eq 0 ]
+    [ "$output" = "$(printf 'arg a\narg b\nLD_PRELOAD=%s\nmusl child status 5' "$GLIBC_LIB")" ]
+    [ "$(grep -c 'proflink:' <<<"$stderr")" = 1 ] # the musl child's: inactive there
+    # and a musl program that starts a glibc child with the musl library inherited
+    run --separate-stderr "$RUN" --socket-dir "$SOCKDIR" -- "$ROOT/build/tests/musl/target_threads" 1 0
+    [ "$status" -eq 0 ]
+    run --separate-stderr env LD_PRELOAD="$MUSL_LIB" SHOWENV_STATUS=6 "$FIX/showenv_glibc" x
+    [ "$status" -eq 6 ]
+    [ "$output" = "$(printf 'arg x\nLD_PRELOAD=%s' "$MUSL_LIB")" ]
+    [ "$(grep -c 'proflink:' <<<"$stderr")" = 1 ]
 }

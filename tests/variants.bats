@@ -6,6 +6,7 @@
 # the threads themselves see), and a program of this libc is fully visible from outside.
 load helpers
 load elf_contract
+bats_require_minimum_version 1.5.0
 
 setup() { setup_sockdir; }
 teardown() { stop_target; rm -rf "$SOCKDIR"; }
@@ -27,16 +28,31 @@ esac
     elf_identity "$LIB" "$LIBC"
 }
 
+@test "ELF: hardened: full RELRO, non-executable stack, stack protector, fortified calls, never unloaded" {
+    run readelf -lW "$LIB"
+    [ "$status" -eq 0 ]
+    echo "$output" | grep -E '^ +GNU_RELRO '
+    echo "$output" | grep -E '^ +GNU_STACK .* RW +0x'   # RW, not RWE
+    run readelf -dW "$LIB"
+    echo "$output" | grep -E '\(FLAGS\) .*BIND_NOW'     # with GNU_RELRO: full RELRO
+    echo "$output" | grep -E '\(FLAGS_1\) .*NODELETE'   # dlclose never unmaps it
+    undef=$(nm -D --undefined-only "$LIB")
+    echo "$undef" | grep -E ' __stack_chk_fail(@|$)'
+    if [ "$LIBC" = glibc ]; then # musl's headers do not fortify
+        echo "$undef" | grep -E ' __(snprintf|vsnprintf|memcpy)_chk(@|$)'
+    fi
+}
+
 @test "ELF: the tracer API and nothing internal is exported" {
     elf_exports "$LIB"
 }
 
-@test "ELF: every undefined symbol is defined by the variant's C library" {
-    if [ "$VARIANT" = musl ]; then
-        elf_resolvable "$LIB" /usr/lib/"$(uname -m)"-linux-musl/libc.so
-    else
-        elf_resolvable "$LIB" /lib/"$(gcc -dumpmachine)"/libc.so.6 /lib64/ld-linux-x86-64.so.2
-    fi
+@test "ELF: every undefined symbol is defined by glibc and by musl (it may land in either)" {
+    # an inherited LD_PRELOAD puts either library in front of programs of the other libc: it
+    # must load there (and stay inactive), so nothing it needs may be one libc's own
+    elf_resolvable "$LIB" /lib/"$(gcc -dumpmachine)"/libc.so.6 /lib64/ld-linux-x86-64.so.2
+    command -v musl-gcc >/dev/null || skip "musl-gcc is not installed"
+    elf_resolvable "$LIB" /usr/lib/"$(uname -m)"-linux-musl/libc.so
 }
 
 # tls_truth PID FILE: for every "tls TID TP ADDR VALUE" line of target_tlsaddr in FILE, checks that
@@ -179,4 +195,52 @@ EOF
     [ "$(jget 'j["threads"]')" = null ] || [ "$(jget 'sum(1 for t in j["threads"] if t["apm"])')" = 0 ]
     [ -z "$(ls -A "$SOCKDIR")" ]
     refute grep -q OTEL_CTX "/proc/$TARGET_PID/maps"
+}
+
+@test "a program of the other C library under \$LIB runs unchanged: one warning, nothing published" {
+    command -v musl-gcc >/dev/null || skip "musl-gcc is not installed"
+    local other_cc=musl-gcc
+    [ "$LIBC" = musl ] && other_cc=gcc
+    # threads (the pthread_create interposer), fork (atfork registration), stdout and a status
+    cat >"$BATS_TEST_TMPDIR/other.c" <<'CEOF'
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static void *run(void *a) { printf("thread %s\n", (char *)a); return NULL; }
+int main(void)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, run, "one") || pthread_join(t, NULL))
+        return 10;
+    fflush(stdout);
+    pid_t p = fork();
+    if (p == 0) { printf("child\n"); return 4; }
+    int st;
+    waitpid(p, &st, 0);
+    printf("child status %d\n", WEXITSTATUS(st));
+    return 3;
+}
+CEOF
+    $other_cc -O1 -pthread -o "$BATS_TEST_TMPDIR/other" "$BATS_TEST_TMPDIR/other.c"
+    run --separate-stderr "$BATS_TEST_TMPDIR/other"
+    [ "$status" -eq 3 ]
+    want=$output
+    run --separate-stderr env LD_PRELOAD="$LIB" PROFLINK_LOG=debug "$BATS_TEST_TMPDIR/other"
+    # shellcheck disable=SC2154 # stderr: set by run --separate-stderr
+    echo "status $status; stdout: $output; stderr: $stderr"
+    [ "$status" -eq 3 ]
+    [ "$output" = "$want" ]
+    [ "$(grep -c 'proflink:' <<<"$stderr")" = 1 ]
+    grep -q 'inactive in this process' <<<"$stderr"
+    [ -z "$(ls -A "$SOCKDIR")" ]
+}
+
+@test "dlclose after a late dlopen: a thread that used the API exits, the reader keeps running, no crash" {
+    # musl refuses a late dlopen of a library with static TLS, and its dlclose unmaps nothing
+    [ "$LIBC" = glibc ] || skip "musl: no late dlopen of static-TLS libraries, no unloading"
+    run "$HELPERS/target_dlclose" "$LIB"
+    echo "status $status: $output"
+    [ "$status" -eq 0 ]
+    [ "$output" = survived ]
 }

@@ -21,6 +21,7 @@
 /* One translation unit with the modules it needs (the test helper build compiles one file). */
 #include "config.c"
 #include "config_file.c"
+#include "fd_safe.c"
 #include "ids.c"
 #include "log.c"
 #include "otel_process_ctx.c"

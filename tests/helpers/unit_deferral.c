@@ -18,6 +18,7 @@
 #include "../../preload/accum.c"
 #include "../../preload/base64url.c"
 #include "../../preload/deferral.c"
+#include "../../preload/fd_safe.c"
 #include "../../preload/json.c"
 #include "../../preload/message_api.c"
 #include "../../preload/profiler_state.c"
