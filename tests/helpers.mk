@@ -25,3 +25,6 @@ endif
 $(BUILD)/tests/musl/%: tests/helpers/%.c $(wildcard tests/helpers/*.h) $(LIB_HDRS) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) $(HELPER_CFLAGS) -o $@ $< $(HELPER_LIBS_$*)
+
+# An exec target no preload can enter.
+HELPER_LIBS_target_static_true := -static
