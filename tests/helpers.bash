@@ -3,9 +3,11 @@
 ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 ARCH=$(uname -m)
 VARIANT=${PROFLINK_VARIANT:-glibc}
+INSPECT_STOP=()
 if [ "$VARIANT" = musl ]; then
     LIB=$ROOT/build/musl/elastic-jvmti-linux-proflink-musl-$ARCH.so
     HELPERS=$ROOT/build/tests/musl
+    INSPECT_STOP=(--stop) # musl has no thread list the inspector can read without stopping threads
 else
     LIB=$ROOT/build/elastic-jvmti-linux-proflink-$ARCH.so
     HELPERS=$ROOT/build/tests
@@ -62,7 +64,7 @@ stop_target() {
 inspect_json() {
     local pid=$1
     shift
-    "$INSPECT" --json "$@" "$pid" >"$BATS_TEST_TMPDIR/inspect.json"
+    "$INSPECT" --json "${INSPECT_STOP[@]}" "$@" "$pid" >"$BATS_TEST_TMPDIR/inspect.json"
 }
 
 # jq-like access with python: jget EXPR, evaluated with `j` bound to the last inspect_json.
