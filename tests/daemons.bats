@@ -352,3 +352,28 @@ EOF
     done
     [ "$(find "$full" -name 'proflink-*' | wc -l)" = 300000 ]
 }
+
+# ---- threads the library cannot see -----------------------------------------------------------
+
+@test "a raw clone() thread is reported as lacking a record of its own, with or without --stop" {
+    LD_PRELOAD=$LIB "$HELPERS/target_rawclone" >"$WORK/r.out" 2>"$WORK/r.err" &
+    PIDS+=("$!")
+    local pid=$! opt
+    wait_for_line "$WORK/r.out" '^ready$'
+    for opt in "" --stop; do
+        "$INSPECT" --json ${opt:+"$opt"} "$pid" >"$BATS_TEST_TMPDIR/r.json"
+        python3 - "$BATS_TEST_TMPDIR/r.json" "$pid" "$opt" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+pid = int(sys.argv[2])
+threads = {c["name"]: c for c in j["checks"]}["threads"]
+assert threads["status"] == "warn" and "raw clone" in threads["detail"], (sys.argv[3], threads)
+raw = [t for t in j["threads"] if t["tid"] != pid]
+main = [t for t in j["threads"] if t["tid"] == pid][0]
+assert len(raw) == 1 and not raw[0]["own_record_possible"] and "raw clone" in raw[0]["error"], raw
+assert main["own_record_possible"] and main["apm"], main
+PY
+    done
+    kill -USR1 "$pid"
+    wait_gone "$pid"
+}
