@@ -1,14 +1,27 @@
 # proflink — see README.md. `make` builds everything into build/, `make check` runs every test,
 # `make demo` runs the main job end to end, `make bench` prints the speed ratios.
-ARCH      := $(shell uname -m)
 BUILD     := build
 CC        ?= gcc
+# The target is the compiler's, not the build host's: `make CC=aarch64-linux-gnu-gcc` builds for
+# 64-bit Arm, with the binutils and the musl compiler of that target (make cross, cross.mk).
+TARGET    := $(shell $(CC) -dumpmachine)
+ARCH      := $(firstword $(subst -, ,$(TARGET)))
+HOST_ARCH := $(shell uname -m)
+ifeq ($(ARCH),$(HOST_ARCH))
 MUSL_CC   := $(shell command -v musl-gcc 2>/dev/null)
+OBJCOPY   ?= objcopy
+else
+MUSL_CC   := $(shell command -v $(ARCH)-linux-musl-gcc 2>/dev/null)
+OBJCOPY   := $(shell command -v $(TARGET)-objcopy 2>/dev/null || echo objcopy)
+endif
 
 ifeq ($(ARCH),x86_64)
 TLS_DIALECT := -mtls-dialect=gnu2
 else ifeq ($(ARCH),aarch64)
 TLS_DIALECT := -mtls-dialect=desc
+# gcc's aarch64 default calls libgcc helpers for atomics that test the CPU through __getauxval:
+# Debian's libgcc is glibc-built, so the musl library would keep it undefined and fail to load.
+MUSL_EXTRA  := -mno-outline-atomics
 else
 $(error proflink supports x86_64 and aarch64 only, not $(ARCH))
 endif
@@ -24,7 +37,6 @@ LIB_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g $(WARN) -fPIC -fvisibility=hidden \
 LIB_LDFLAGS := -shared -Wl,-z,now -Wl,-z,relro -pthread
 
 LIB_SRCS  := $(sort $(wildcard preload/*.c) $(wildcard hooks/*.c))
-LIB_HDRS  := $(wildcard preload/*.h hooks/*.h) include/proflink.h
 SONAME    := elastic-jvmti-linux-proflink-$(ARCH).so
 LIB       := $(BUILD)/$(SONAME)
 
@@ -39,19 +51,26 @@ ALL := $(LIB) $(BUILD)/libproflink.so $(BUILD)/libproflink.a
 ifneq ($(wildcard tools/proflink-inspect.c),)
 ALL += $(BUILD)/proflink-inspect
 endif
+# the agent links the host's libunwind: built for the host's architecture only
 ifneq ($(wildcard tools/proflink-agent.c),)
+ifeq ($(ARCH),$(HOST_ARCH))
 ALL += $(BUILD)/proflink-agent
+endif
 endif
 ifneq ($(MUSL_CC),)
 ALL += $(MUSL_LIB) $(BUILD)/musl/libproflink.a
 endif
 
-.PHONY: all check test demo bench clean install uninstall asan fuzz
+.PHONY: all check test demo bench clean install uninstall asan fuzz lint
 all: $(ALL)
 
-$(BUILD)/obj/%.o: %.c $(LIB_HDRS) | $(BUILD)
+# Every compile writes its header dependencies next to its output (-MMD -MP; read back below),
+# so an edited header rebuilds exactly what includes it, and nothing else.
+DEPFLAGS  := -MMD -MP
+
+$(BUILD)/obj/%.o: %.c | $(BUILD)
 	@mkdir -p $(dir $@)
-	@echo "  CC    $<"; $(CC) $(LIB_CFLAGS) -c $< -o $@
+	@echo "  CC    $<"; $(CC) $(LIB_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(LIB): $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 	$(CC) $(LIB_LDFLAGS) -Wl,-soname,$(SONAME) -o $@ $^ -ldl
@@ -61,14 +80,13 @@ $(BUILD)/libproflink.so: $(LIB)
 
 # Static variant: the same objects with the static flag set, so the constructor knows it is not a
 # preload (only the OTel protocols can see a statically linked program).
-$(BUILD)/static/%.o: %.c $(LIB_HDRS) | $(BUILD)
+$(BUILD)/static/%.o: %.c | $(BUILD)
 	@mkdir -p $(dir $@)
-	@echo "  CC    $<"; $(CC) $(LIB_CFLAGS) -DPROFLINK_STATIC -c $< -o $@
+	@echo "  CC    $<"; $(CC) $(LIB_CFLAGS) $(DEPFLAGS) -DPROFLINK_STATIC -c $< -o $@
 
 # One relocatable object with every hidden symbol made local, so that a program's own log_msg or
 # config_load cannot collide with proflink's internals; pthread_wrap.o stays a separate member,
 # pulled in only by programs linked with -Wl,--wrap=pthread_create.
-OBJCOPY ?= objcopy
 define static_archive
 	$(1) -r -nostdlib -o $(dir $@)static/proflink-all.o $(filter-out %/pthread_wrap.o,$^)
 	$(OBJCOPY) --localize-hidden $(dir $@)static/proflink-all.o
@@ -78,24 +96,27 @@ endef
 $(BUILD)/libproflink.a: $(patsubst %.c,$(BUILD)/static/%.o,$(LIB_SRCS))
 	$(call static_archive,$(CC))
 
-$(BUILD)/musl/obj/%.o: %.c $(LIB_HDRS) | $(BUILD)
+$(BUILD)/musl/obj/%.o: %.c | $(BUILD)
 	@mkdir -p $(dir $@)
-	@echo "  MUSL  $<"; $(MUSL_CC) $(LIB_CFLAGS) -c $< -o $@
+	@echo "  MUSL  $<"; $(MUSL_CC) $(LIB_CFLAGS) $(MUSL_EXTRA) $(DEPFLAGS) -c $< -o $@
 
 $(MUSL_LIB): $(patsubst %.c,$(BUILD)/musl/obj/%.o,$(LIB_SRCS))
 	$(MUSL_CC) $(LIB_LDFLAGS) -Wl,-soname,$(MUSL_SONAME) -o $@ $^
 
-$(BUILD)/musl/static/%.o: %.c $(LIB_HDRS) | $(BUILD)
+$(BUILD)/musl/static/%.o: %.c | $(BUILD)
 	@mkdir -p $(dir $@)
-	@echo "  MUSL  $<"; $(MUSL_CC) $(LIB_CFLAGS) -DPROFLINK_STATIC -c $< -o $@
+	@echo "  MUSL  $<"; $(MUSL_CC) $(LIB_CFLAGS) $(MUSL_EXTRA) $(DEPFLAGS) -DPROFLINK_STATIC -c $< -o $@
 
 $(BUILD)/musl/libproflink.a: $(patsubst %.c,$(BUILD)/musl/static/%.o,$(LIB_SRCS))
 	$(call static_archive,$(MUSL_CC))
 
-$(BUILD)/proflink-inspect: tools/proflink-inspect.c $(TOOL_COMMON) $(wildcard tools/*.h) | $(BUILD)
+# the tools include only tools/*.h and include/*.h (one link of several sources: listed, not -MMD)
+TOOL_HDRS   := $(wildcard tools/*.h include/*.h)
+
+$(BUILD)/proflink-inspect: tools/proflink-inspect.c $(TOOL_COMMON) $(TOOL_HDRS) | $(BUILD)
 	$(CC) $(TOOL_CFLAGS) -o $@ tools/proflink-inspect.c $(TOOL_COMMON)
 
-$(BUILD)/proflink-agent: tools/proflink-agent.c $(TOOL_COMMON) $(AGENT_SRCS) $(wildcard tools/*.h) | $(BUILD)
+$(BUILD)/proflink-agent: tools/proflink-agent.c $(TOOL_COMMON) $(AGENT_SRCS) $(TOOL_HDRS) | $(BUILD)
 	$(CC) $(TOOL_CFLAGS) -o $@ tools/proflink-agent.c $(TOOL_COMMON) $(AGENT_SRCS) -lunwind-ptrace -lunwind-generic -lunwind
 
 $(BUILD):
@@ -104,8 +125,11 @@ $(BUILD):
 # Test helpers (C programs that know nothing of proflink, senders, readers); built with
 # ASan/UBSan where they do not run under the preload itself.
 include tests/helpers.mk
+include tests/fixtures.mk
 include tests/static.mk
 include tests/fuzz.mk
+include tests/cross.mk
+include tests/cpp.mk
 include bench/bench.mk
 
 check: all test-helpers
@@ -119,7 +143,16 @@ demo: all
 bench: all bench-bins
 	bash bench/run.sh
 
+# Every shell file: bats suites and their helpers (bash, no #! line), then the scripts and CI,
+# each in the dialect of its #! line (.shellcheckrc says what is off and why).
+lint:
+	shellcheck -x -s bash $(wildcard tests/*.bats tests/*.bash)
+	shellcheck -x $(wildcard tests/*.sh bench/*.sh scripts/*.sh) scripts/proflink-run .ci/run
+
 clean:
 	rm -rf $(BUILD)
+
+# the header dependencies written by the compiles above (none before the first build)
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 include scripts/install.mk

@@ -19,7 +19,7 @@ echo "proflink, Elastic + OTel records:    ${pb} ns   ratio $(ratio "$pb" "$pe")
 
 echo "== pthread_create + join =="
 plain=() pre=()
-for i in 1 2 3; do
+for _ in 1 2 3; do
     plain+=("$($B/thread_churn | val create_join_ns)")
     pre+=("$(LD_PRELOAD=$LIB $B/thread_churn | val create_join_ns)")
 done
@@ -35,4 +35,35 @@ echo "without: ${s0} us   with: ${s1} us   added $((s1 - s0)) us (target <= 1000
 if [ -x $B/intake ]; then
     echo "== burst intake =="
     $B/intake "$LIB"
+fi
+
+if command -v node >/dev/null && [ -d integrations/node/node_modules/@opentelemetry/sdk-trace-node ]; then
+    echo "== Node.js integration (proflink-otel over koffi) =="
+    out=$(LD_PRELOAD=$LIB node bench/node/ffi_set_clear.js)
+    one=$(echo "$out" | val one_buffer_ns); obj=$(echo "$out" | val one_buffer_object_ns)
+    three=$(echo "$out" | val three_pointer_ns)
+    echo "set+clear, three-pointer proflink_set_trace: ${three} ns"
+    echo "set+clear, one-buffer proflink_set_context:  ${one} ns   ratio $(ratio "$one" "$three") (target <= 0.7); passing the Buffer object: ${obj} ns"
+    pa=$(LD_PRELOAD=$LIB node bench/node/await_cost.js proflink | val await_ns)
+    als=$(LD_PRELOAD=$LIB node bench/node/await_cost.js als | val await_ns)
+    echo "await in a span, AsyncLocalStorageContextManager: ${als} ns   ProflinkContextManager: ${pa} ns   ratio $(ratio "$pa" "$als")"
+    # HTTP, 2 ms of CPU per request: the SDK alone (no preload) against the integration under
+    # proflink, alternated twice, best of each (a few seconds in all)
+    http_rps() { # MODE PRELOAD
+        local port=18290 pid rps
+        if [ "$2" = yes ]; then
+            LD_PRELOAD=$LIB node bench/node/http_throughput.js server "$1" $port >"$B/node_http.out" &
+        else
+            node bench/node/http_throughput.js server "$1" $port >"$B/node_http.out" &
+        fi
+        pid=$!
+        for _ in $(seq 200); do grep -q listening "$B/node_http.out" 2>/dev/null && break; sleep 0.1; done
+        rps=$(node bench/node/http_throughput.js client $port 1.5 | val requests_per_s)
+        kill "$pid"; wait "$pid" 2>/dev/null || true
+        echo "$rps"
+    }
+    best() { printf '%s\n' "$@" | sort -g | tail -1; }
+    s1=$(http_rps sdk no); p1=$(http_rps proflink yes); s2=$(http_rps sdk no); p2=$(http_rps proflink yes)
+    sdk=$(best "$s1" "$s2"); pl=$(best "$p1" "$p2")
+    echo "HTTP requests/s, SDK alone: ${sdk}   with the integration: ${pl}   ratio $(ratio "$pl" "$sdk") (target >= 0.90)"
 fi

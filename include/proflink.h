@@ -57,6 +57,35 @@ void proflink_clear_trace(void);
 int proflink_get_trace(uint8_t trace_id[16], uint8_t span_id[8], uint8_t transaction_id[8],
                        uint8_t *trace_flags);
 
+/* A new thread starts with the process context (TRACEPARENT) or none, not its creator's
+ * (unless PROFLINK_INHERIT=1): runtimes create pool threads lazily, inside whatever request
+ * first needs one (libuv's on the first fs/crypto call), and such a thread would otherwise carry
+ * that request's trace for the rest of its life. */
+
+/* ---- One-buffer context (FFI) and nested scopes -------------------------------------------- */
+
+/* The whole context in one 40-byte buffer, so that a foreign-function interface marshals one
+ * pointer instead of three. An all-zero trace_id means "no trace". An all-zero transaction_id
+ * means "same as span_id" (the span is its own local root). */
+typedef struct proflink_context {
+    uint8_t trace_id[16];
+    uint8_t span_id[8];
+    uint8_t transaction_id[8];
+    uint8_t trace_flags; /* W3C flags, bit 0 = sampled */
+    uint8_t reserved[7]; /* 0 */
+} proflink_context;
+
+/* Make *ctx the calling thread's context; NULL (or an all-zero trace_id) clears it. Same cost
+ * and guarantees as proflink_set_trace. */
+void proflink_set_context(const proflink_context *ctx);
+
+/* As proflink_set_context(next), and copies the context that was active before into *prev (if
+ * prev != NULL; all-zero when none was; its transaction_id is always filled in). Returns 1 if a
+ * trace was active before, 0 if none, -1 when disabled (prev zeroed). Restoring is
+ * proflink_set_context(&prev) in every case, which makes nested scopes one call each way
+ * (include/proflink.hpp wraps it as a C++ scope). */
+int proflink_swap_context(const proflink_context *next, proflink_context *prev);
+
 /* ---- Messages from the profiler ------------------------------------------------------------ */
 
 #define PROFLINK_MSG_CORRELATION 1
@@ -116,7 +145,11 @@ typedef void (*proflink_transaction_fn)(const uint8_t trace_id[16],
  * proflink_samples_delay_ms() so that late correlation messages reach it; an unsampled one, or
  * any when correlation is off, is delivered at once. Never dropped: when the queue is full the
  * transaction is delivered at once and a (rate-limited) warning is logged.
- * Returns PROFLINK_DELIVERED_NOW or PROFLINK_DEFERRED, -1 for NULL ids or fn. */
+ * fn == NULL selects pull delivery (see proflink_take_transactions below): the result is queued
+ * instead of passed to a callback, at once or after the delay as above.
+ * Returns PROFLINK_DELIVERED_NOW (fn ran / the result is queued for take) or PROFLINK_DEFERRED,
+ * -1 for NULL ids; with fn == NULL also -1 when nothing will be queued (proflink disabled, or the
+ * pull queue was full: counted in pull_overflows): the caller then goes on without the ids. */
 int proflink_end_transaction(const uint8_t trace_id[16], const uint8_t transaction_id[8],
                              uint8_t trace_flags, proflink_transaction_fn fn, void *user);
 
@@ -127,6 +160,56 @@ uint32_t proflink_samples_delay_ms(void);
 /* Copies the host id the profiler registered (NUL-terminated, cut to cap-1). Returns its full
  * length, 0 when no profiler has sent one. */
 size_t proflink_host_id(char *buf, size_t cap);
+
+/* ---- Pull delivery (managed runtimes) ------------------------------------------------------
+ * A callback runs on proflink's reader thread; a runtime with one interpreter thread (Node,
+ * Python with its GIL, ...) would make that thread wait for its event loop, and the profiler's
+ * datagrams would be dropped meanwhile. Pull delivery hands ended transactions over through a
+ * bounded queue instead: the reader never waits for the consumer.
+ *
+ * proflink_end_transaction(trace, tx, flags, NULL, NULL) (fn == NULL) queues the result instead
+ * of calling back: held for samples-delay-ms when sampled (as with a callback), queued at once
+ * otherwise. The queue holds at most PROFLINK_PULL_QUEUE_MAX results; one more is dropped and
+ * counted in proflink_stats.pull_overflows (never blocks, never waits for the consumer). */
+#define PROFLINK_PULL_QUEUE_MAX 4096
+
+typedef struct proflink_ended_transaction {
+    uint8_t trace_id[16];
+    uint8_t transaction_id[8];
+    uint32_t n_ids;    /* number of proflink_stack_count entries that follow (20 bytes each) */
+    uint32_t reserved; /* 0 */
+} proflink_ended_transaction; /* 32 bytes; followed by n_ids x proflink_stack_count */
+
+/* Copies as many whole queued results as fit into buf (each: the 32-byte header then its
+ * n_ids x 20-byte proflink_stack_count entries, little-endian host layout, no padding between
+ * records), oldest first. Returns the number of bytes written (0: nothing queued), or
+ * -(bytes needed) if the first queued result alone does not fit into cap (nothing taken).
+ * Never blocks. Any thread. 0 when disabled. */
+long proflink_take_transactions(void *buf, size_t cap);
+
+/* A descriptor (the read end of a non-blocking, close-on-exec pipe) that is readable while
+ * results are queued for proflink_take_transactions. The consumer may read and discard its bytes
+ * (they carry no data); proflink_take_transactions drains it when the queue becomes empty.
+ * An event loop can watch it without a native addon (Node: new net.Socket({fd, readable:true})).
+ * Starts the reader thread. Returns -1 when disabled (or no pipe could be made). Same fd for the
+ * life of the process (a fork child gets its own on first call). Do not close it. */
+int proflink_transactions_fd(void);
+
+/* Delivers every held transaction now (callbacks run on the calling thread / results queued for
+ * pull), e.g. at tracer shutdown, with the stack-trace ids received so far. Returns how many were
+ * delivered, -1 when disabled. */
+int proflink_flush_transactions(void);
+
+/* ---- The tracer's resource ------------------------------------------------------------------
+ * Publishes the tracer's resource: attributes in OTEL_RESOURCE_ATTRIBUTES syntax ("k=v,k2=v2",
+ * values percent-decoded), e.g. "service.name=checkout,service.instance.id=...,
+ * telemetry.sdk.language=nodejs,telemetry.sdk.name=opentelemetry,telemetry.sdk.version=2.0.0".
+ * They replace proflink's defaults for those keys in the OTel process context (republished with
+ * the update protocol, so a profiler that already read it sees the change); a changed
+ * service.name / deployment.environment.name also republishes the Elastic process storage (new
+ * block, pointer swapped, the old block never freed: a profiler may be reading it).
+ * Returns 0, -1 on a malformed string or when disabled. Not for a hot path: it allocates. */
+int proflink_set_resource(const char *attributes);
 
 /* ---- Introspection -------------------------------------------------------------------------- */
 
@@ -144,6 +227,7 @@ typedef struct proflink_stats {
     uint64_t queue_overflows;        /* deferral queue full: delivered at once */
     uint64_t ids_evicted;            /* stack-trace ids dropped to keep memory bounded */
     uint64_t threads_seen;           /* thread records created */
+    uint64_t pull_overflows;         /* pull queue full: results dropped (take them sooner) */
 } proflink_stats;
 
 /* Fills *out (size = sizeof(proflink_stats) of the caller, so that older callers keep working

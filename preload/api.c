@@ -21,6 +21,69 @@ PROFLINK_EXPORT void proflink_set_trace(const uint8_t trace_id[16], const uint8_
                      trace_flags);
 }
 
+_Static_assert(sizeof(proflink_context) == 40, "proflink_context is 40 bytes (FFI layout)");
+
+/* All-zero test of an id without a loop: the id is copied into integers (memcpy: no alignment
+ * is assumed of a buffer that came through an FFI). */
+static inline int id16_zero(const uint8_t id[16])
+{
+    uint64_t a, b;
+    memcpy(&a, id, 8);
+    memcpy(&b, id + 8, 8);
+    return (a | b) == 0;
+}
+
+static inline int id8_zero(const uint8_t id[8])
+{
+    uint64_t a;
+    memcpy(&a, id, 8);
+    return a == 0;
+}
+
+static inline void context_apply(struct thread_block *b, const proflink_context *ctx)
+{
+    if (!ctx || id16_zero(ctx->trace_id)) {
+        thread_block_clear(b);
+        return;
+    }
+    thread_block_set(b, ctx->trace_id, ctx->span_id,
+                     id8_zero(ctx->transaction_id) ? ctx->span_id : ctx->transaction_id,
+                     ctx->trace_flags);
+}
+
+PROFLINK_EXPORT void proflink_set_context(const proflink_context *ctx)
+{
+    struct thread_block *b = thread_block_self_or_create();
+    if (__builtin_expect(b != NULL, 1))
+        context_apply(b, ctx);
+}
+
+PROFLINK_EXPORT int proflink_swap_context(const proflink_context *next, proflink_context *prev)
+{
+    struct thread_block *b = thread_block_self_or_create();
+    if (__builtin_expect(!b, 0)) { /* disabled (or out of memory for this thread's record) */
+        if (prev)
+            memset(prev, 0, sizeof *prev);
+        return -1;
+    }
+    /* Read straight from the record (this thread is its only writer): the previous context is
+     * exactly what the profiler saw, so restoring it republishes the same bytes. */
+    int had = b->apm.trace_present;
+    if (prev) {
+        if (had) {
+            memcpy(prev->trace_id, b->apm.trace_id, 16);
+            memcpy(prev->span_id, b->apm.span_id, 8);
+            memcpy(prev->transaction_id, b->apm.transaction_id, 8);
+            prev->trace_flags = b->apm.trace_flags;
+            memset(prev->reserved, 0, sizeof prev->reserved);
+        } else {
+            memset(prev, 0, sizeof *prev);
+        }
+    }
+    context_apply(b, next);
+    return had;
+}
+
 PROFLINK_EXPORT void proflink_clear_trace(void)
 {
     struct thread_block *b = thread_block_self_or_create();

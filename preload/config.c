@@ -1,4 +1,4 @@
-/* config.c — reads DESIGN §3 from the environment (see config.h). */
+/* config.c — reads README: configuration from the environment (see config.h). */
 #include "config.h"
 
 #include <fnmatch.h>
@@ -128,7 +128,7 @@ static void exe_basename(const struct config *cfg, char *out, size_t cap)
     snprintf(out, cap, "unknown_service:%.*s", SERVICE_FIELD_MAX, base[0] ? base : "unknown");
 }
 
-/* OTel first, then the Elastic fallbacks (DESIGN §3). */
+/* OTel first, then the Elastic fallbacks (README: configuration). */
 static void load_identity(struct config *cfg)
 {
     const char *attrs = env("OTEL_RESOURCE_ATTRIBUTES");
@@ -218,7 +218,10 @@ void config_load(struct config *cfg)
     load_buffer_size(cfg);
     copy_path(ENV_PREFIX "SOCKET_DIR", cfg->socket_dir, sizeof cfg->socket_dir);
     copy_path("PROFLINK_FIFO", cfg->fifo_path, sizeof cfg->fifo_path);
-    cfg->inherit = parse_bool("PROFLINK_INHERIT", 1);
+    /* Off by default: runtimes create pool threads lazily, inside whatever request first needs
+     * one (libuv's on the first fs/crypto call), and such a thread would keep that request's
+     * trace for the rest of its life. Starting from the process context is never wrong. */
+    cfg->inherit = parse_bool("PROFLINK_INHERIT", 0);
     cfg->otel_context = parse_bool("PROFLINK_OTEL_CONTEXT", 1);
     load_identity(cfg);
     load_traceparent(cfg);

@@ -1,4 +1,5 @@
-/* config.h — what the environment asks of proflink (DESIGN §3), read once per process image.
+/* config.h — what the environment asks of proflink (README: configuration), read once per
+ * process image.
  * Every variable is read with secure_getenv; a bad value warns and falls back to the default. */
 #ifndef PROFLINK_CONFIG_H
 #define PROFLINK_CONFIG_H

@@ -14,9 +14,9 @@
 #include "config.h"
 #include "fifo.h"
 #include "log.h"
-#include "message_api.h"
+#include "profiler_state.h"
+#include "pull_queue.h"
 #include "records.h"
-#include "runtime.h"
 #include "spin.h"
 #include "stats.h"
 #include "txqueue.h"
@@ -33,7 +33,7 @@ static struct accum acc;
 static pthread_mutex_t acc_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int ready; /* queue and table exist and the reader runs */
 static void (*wake)(void);
-static int pid;
+static int pid; /* of the process whose reader called deferral_init; 0 before */
 static uint64_t last_expire_ns;
 static _Atomic uint64_t overflow_warned_ns, overflows_unwarned;
 static proflink_stack_count reader_ids[ACCUM_MAX_IDS_PER_KEY]; /* reader thread only */
@@ -73,15 +73,22 @@ static void emit_record(const char *line, size_t len, void *ctx)
     fifo_write(line, len, 1, ((struct emit_ctx *)ctx)->signals_blocked);
 }
 
-static void deliver(const uint8_t trace_id[16], const uint8_t transaction_id[8],
-                    proflink_transaction_fn fn, void *user, const proflink_stack_count *ids,
-                    size_t n, int on_reader)
+/* Returns 0, or -1 when a pull result was dropped (pull queue full). with_fifo is 0 only in a
+ * process created without fork's handlers, where the FIFO's lock may be a copy held forever. */
+static int deliver(const uint8_t trace_id[16], const uint8_t transaction_id[8],
+                   proflink_transaction_fn fn, void *user, const proflink_stack_count *ids,
+                   size_t n, int on_reader, int with_fifo)
 {
-    fn(trace_id, transaction_id, ids, n, user);
-    if (fifo_enabled()) {
+    int rc = 0;
+    if (fn)
+        fn(trace_id, transaction_id, ids, n, user);
+    else
+        rc = pull_queue_push(trace_id, transaction_id, ids, n);
+    if (with_fifo && fifo_enabled()) {
         struct emit_ctx ctx = {on_reader};
         record_transaction(pid, trace_id, transaction_id, ids, n, emit_record, &ctx);
     }
+    return rc;
 }
 
 /* The reader holds acc_lock for microseconds; an application thread tries a few times and
@@ -97,12 +104,12 @@ static int acc_trylock(void)
     return 0;
 }
 
-static void deliver_now(const uint8_t trace_id[16], const uint8_t transaction_id[8],
-                        proflink_transaction_fn fn, void *user)
+static int deliver_now(const uint8_t trace_id[16], const uint8_t transaction_id[8],
+                       proflink_transaction_fn fn, void *user, int same_process)
 {
     proflink_stack_count local[LOCAL_IDS], *ids = local;
     size_t n = 0;
-    if (atomic_load_explicit(&ready, memory_order_acquire) && acc_trylock()) {
+    if (same_process && atomic_load_explicit(&ready, memory_order_acquire) && acc_trylock()) {
         size_t want = accum_count(&acc, trace_id, transaction_id);
         if (want > LOCAL_IDS) {
             ids = malloc(want * sizeof *ids);
@@ -118,9 +125,10 @@ static void deliver_now(const uint8_t trace_id[16], const uint8_t transaction_id
         if (evicted)
             stat_add(STAT_IDS_EVICTED, evicted);
     }
-    deliver(trace_id, transaction_id, fn, user, ids, n, 0);
+    int rc = deliver(trace_id, transaction_id, fn, user, ids, n, 0, same_process);
     if (ids != local)
         free(ids);
+    return rc;
 }
 
 static void warn_overflow(void)
@@ -143,12 +151,12 @@ static void warn_overflow(void)
 int deferral_end(const uint8_t trace_id[16], const uint8_t transaction_id[8], uint8_t flags,
                  proflink_transaction_fn fn, void *user)
 {
-    if (!runtime_active()) { /* disabled: a no-op that hands the transaction straight back */
-        proflink_stack_count none[1];
-        fn(trace_id, transaction_id, none, 0, user);
-        return PROFLINK_DELIVERED_NOW;
-    }
-    int hold = (flags & 1) && atomic_load_explicit(&ready, memory_order_acquire) &&
+    /* A process made by a raw clone() (no fork handlers ran) still has its parent's state: a
+     * "running" reader that is not there, locks that may be copies held forever. Its pid
+     * differs from the one recorded when the reader started: deliver at once, touching no lock
+     * that could be such a copy. (A real fork child passed through deferral_fork_child.) */
+    int same_process = pid == 0 || (pid_t)pid == getpid(); /* 0: no reader ever started */
+    int hold = same_process && (flags & 1) && atomic_load_explicit(&ready, memory_order_acquire) &&
                (proflink_config.mode == MODE_TRUE || profiler_seen());
     if (hold) {
         struct txq_item it;
@@ -168,8 +176,8 @@ int deferral_end(const uint8_t trace_id[16], const uint8_t transaction_id[8], ui
         warn_overflow();
     }
     stat_inc(STAT_TRANSACTIONS_IMMEDIATE);
-    deliver_now(trace_id, transaction_id, fn, user);
-    return PROFLINK_DELIVERED_NOW;
+    return deliver_now(trace_id, transaction_id, fn, user, same_process) == 0 ? PROFLINK_DELIVERED_NOW
+                                                                            : -1;
 }
 
 /* ---- Reader side --------------------------------------------------------------------------- */
@@ -205,32 +213,63 @@ static void expire(uint64_t now, uint64_t delay_ns)
         stat_add(STAT_IDS_EVICTED, evicted);
 }
 
-int64_t deferral_run(uint64_t now)
+/* Takes the ids gathered for it and delivers one transaction taken from the queue. */
+static void deliver_taken(const struct txq_item *it, proflink_stack_count *ids, int on_reader)
+{
+    uint64_t evicted;
+    pthread_mutex_lock(&acc_lock);
+    size_t n = accum_take(&acc, it->trace_id, it->transaction_id, ids, ACCUM_MAX_IDS_PER_KEY,
+                          &evicted);
+    pthread_mutex_unlock(&acc_lock);
+    if (evicted)
+        stat_add(STAT_IDS_EVICTED, evicted);
+    deliver(it->trace_id, it->transaction_id, it->fn, it->user, ids, n, on_reader, 1);
+}
+
+int64_t deferral_run(uint64_t now, unsigned max)
 {
     if (!queue.cells) /* not `ready`: what is held still goes out after deferral_disable */
         return -1;
     uint64_t delay_ns = (uint64_t)profiler_delay_ms() * NS_PER_MS;
-    const struct txq_item *head;
-    while ((head = txq_peek(&queue)) != NULL) {
-        uint64_t due = head->end_ns + delay_ns;
-        if (due > now) {
+    struct txq_item it;
+    uint64_t head_end;
+    for (;;) {
+        /* the cell is free again before the callback runs */
+        int r = txq_take(&queue, now >= delay_ns ? now - delay_ns : 0, &it, &head_end);
+        if (r == TXQ_NOT_DUE) {
             expire(now, delay_ns);
-            return (int64_t)(due - now);
+            return (int64_t)(head_end + delay_ns - now);
         }
-        struct txq_item it = *head;
-        txq_pop(&queue); /* the cell is free again before the callback runs */
-        uint64_t evicted;
-        pthread_mutex_lock(&acc_lock);
-        size_t n = accum_take(&acc, it.trace_id, it.transaction_id, reader_ids,
-                              ACCUM_MAX_IDS_PER_KEY, &evicted);
-        pthread_mutex_unlock(&acc_lock);
-        if (evicted)
-            stat_add(STAT_IDS_EVICTED, evicted);
-        deliver(it.trace_id, it.transaction_id, it.fn, it.user, reader_ids, n, 1);
+        if (r == TXQ_EMPTY)
+            break;
+        deliver_taken(&it, reader_ids, 1);
         now = deferral_now_ns();
+        if (--max == 0)
+            return 0; /* more may be due: the caller looks at its socket first */
     }
     expire(now, delay_ns);
     return -1;
+}
+
+int deferral_flush(void)
+{
+    if (!queue.cells || (pid_t)pid != getpid())
+        return 0;
+    proflink_stack_count *ids = malloc(ACCUM_MAX_IDS_PER_KEY * sizeof *ids);
+    proflink_stack_count none[1];
+    int n = 0;
+    struct txq_item it;
+    uint64_t unused;
+    while (txq_take(&queue, UINT64_MAX, &it, &unused) == TXQ_TAKEN) {
+        if (ids) {
+            deliver_taken(&it, ids, 0);
+        } else { /* out of memory: still delivered, without ids */
+            deliver(it.trace_id, it.transaction_id, it.fn, it.user, none, 0, 0, 1);
+        }
+        n++;
+    }
+    free(ids);
+    return n;
 }
 
 /* ---- fork ---------------------------------------------------------------------------------- */
@@ -241,6 +280,7 @@ void deferral_fork_child(void)
 {
     pthread_mutex_unlock(&acc_lock);
     atomic_store_explicit(&ready, 0, memory_order_relaxed);
+    pid = 0; /* this child's own reader records its pid when it starts */
     if (queue.cells)
         txq_free(&queue);
     accum_free(&acc);

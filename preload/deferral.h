@@ -13,6 +13,10 @@
  * "At once with what is known" takes the ids gathered so far if the table's lock is free
  * within a few tries (the reader holds it for a few microseconds per batch); otherwise the
  * transaction goes without them rather than wait, and its ids expire (accum.h).
+ * With fn == NULL (pull delivery) "deliver" means: queue the result for
+ * proflink_take_transactions (pull_queue.h); otherwise the decision above is the same.
+ * A process whose pid is not the one the reader started in (made by a raw clone(), no fork
+ * handlers) delivers at once, without ids.
  * Every delivered transaction is also written to PROFLINK_FIFO as "transaction" record(s). */
 #ifndef PROFLINK_DEFERRAL_H
 #define PROFLINK_DEFERRAL_H
@@ -31,16 +35,21 @@ int deferral_init(uint32_t capacity, void (*wake_reader)(void));
 void deferral_enable(void);
 void deferral_disable(void);
 
-/* proflink_end_transaction (arguments checked). */
+/* proflink_end_transaction (arguments checked, proflink active). */
 int deferral_end(const uint8_t trace_id[16], const uint8_t transaction_id[8], uint8_t flags,
                  proflink_transaction_fn fn, void *user);
 
 /* Reader thread: record the ids of n valid correlation messages received at now_ns. */
 void deferral_add_ids(const proflink_message *msgs, size_t n, uint64_t now_ns);
 
-/* Reader thread: delivers every held transaction that is due. Returns the nanoseconds until
- * the next one is due, or -1 when none is held. */
-int64_t deferral_run(uint64_t now_ns);
+/* Reader thread: delivers held transactions that are due, at most max (>= 1) of them. Returns
+ * the nanoseconds until the next one is due, 0 when one may be due now (max reached), or -1
+ * when none is held. */
+int64_t deferral_run(uint64_t now_ns, unsigned max);
+
+/* proflink_flush_transactions: delivers every held transaction now, on the calling thread (the
+ * reader may deliver others concurrently: each goes out once). Returns how many. */
+int deferral_flush(void);
 
 void deferral_fork_prepare(void);
 void deferral_fork_parent(void);

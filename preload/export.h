@@ -1,5 +1,6 @@
 /* export.h — what leaves the library. Everything is hidden (-fvisibility=hidden) unless marked
- * here; tests/elf_contract.bats compares `nm -D --defined-only` with the list in README. */
+ * here; tests/variants.bats ("the tracer API and nothing internal is exported") compares the
+ * defined dynamic symbols with the list in the README. */
 #ifndef PROFLINK_EXPORT_H
 #define PROFLINK_EXPORT_H
 #define PROFLINK_EXPORT __attribute__((visibility("default")))

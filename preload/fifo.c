@@ -118,6 +118,12 @@ void fifo_write(const char *buf, size_t len, unsigned n, int signals_blocked)
         return;
     }
     int saved_errno = errno;
+    /* open() and write() are cancellation points: a thread of the program cancelled in here
+     * would leave the lock held, and every later fork() would hang in our prepare handler.
+     * Cancellation waits until the lock is released (a pending request acts at the program's
+     * next cancellation point). */
+    int cancel_state;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
     pthread_mutex_lock(&lock);
     if (fd >= 0 && !fd_identity_same(fd, &fd_id))
         fd = -1; /* not ours any more: forget the number, never write or close it */
@@ -125,6 +131,7 @@ void fifo_write(const char *buf, size_t len, unsigned n, int signals_blocked)
         try_open();
     if (fd < 0) {
         pthread_mutex_unlock(&lock);
+        pthread_setcancelstate(cancel_state, NULL);
         stat_add(STAT_FIFO_DROPS, n);
         errno = saved_errno;
         return;
@@ -161,6 +168,7 @@ void fifo_write(const char *buf, size_t len, unsigned n, int signals_blocked)
         }
     }
     pthread_mutex_unlock(&lock);
+    pthread_setcancelstate(cancel_state, NULL);
     errno = saved_errno;
 }
 

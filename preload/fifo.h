@@ -6,7 +6,7 @@
  * (= PIPE_BUF) bytes, which the kernel writes atomically: a reader never sees half a record,
  * nor records of two writers interleaved. When there is no reader (ENXIO), the pipe is full
  * (EAGAIN) or the reader went away (EPIPE), the records are dropped and counted (fifo_drops);
- * a closed pipe is reopened on a later record, at most once a second. The SIGPIPE a write to a
+ * a closed pipe is reopened on a later record, at most every 100 ms. The SIGPIPE a write to a
  * closed pipe raises never reaches the program: it is blocked around the write and consumed.
  * A path that exists and is not a FIFO is refused (warned once): proflink never writes into a
  * regular file or a device. */

@@ -101,7 +101,7 @@ static int start_once(void)
     }
     atomic_store_explicit(&active, 1, memory_order_release);
     hooks_install_fork_handlers();
-    reader_start(fd);
+    reader_start(fd, socket_path);
     socket_cleanup_stale(socket_dir, socket_path);
     log_info("active: service %s, socket %s", cfg->service_name, socket_path);
     return 0;
@@ -161,7 +161,7 @@ void runtime_fork_child(void)
     owner_pid = getpid();
     if (cfg->otel_context)
         otel_process_ctx_after_fork(cfg);
-    reader_start(fd);
+    reader_start(fd, socket_path);
 }
 
 __attribute__((constructor)) static void proflink_constructor(void)

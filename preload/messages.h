@@ -1,5 +1,5 @@
-/* messages.h — the profiler's datagrams (DESIGN §1b) into proflink_message. Pure functions: no
- * I/O, no state, no allocation, so the parser can be fuzzed alone (tests/fuzz/).
+/* messages.h — the profiler's datagrams (README: formats) into proflink_message. Pure functions:
+ * no I/O, no state, no allocation, so the parser can be fuzzed alone (tests/fuzz/).
  *
  * Layout (native endian): u16 message-type | u16 minor-version | payload
  *   type 1 correlation, minor >= 1: trace-id[16] | transaction-id[8] | stack-trace-id[16] |

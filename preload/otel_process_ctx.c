@@ -1,6 +1,6 @@
 /* otel_process_ctx.c — publishes the OpenTelemetry process context (see otel_process_ctx.h).
  *
- * Memory layout (what readers rely on, DESIGN §1c):
+ * Memory layout (what readers rely on, README: formats):
  *  - The OTEL_CTX mapping is one page holding only the 32-byte header, at its start. It is a
  *    private mapping of a memfd named "OTEL_CTX" (maps: "/memfd:OTEL_CTX (deleted)"), or a
  *    private anonymous mapping when memfd_create is unavailable (seccomp, old kernels); either
@@ -129,10 +129,15 @@ static struct {
      * uuid_off and payload bytes written for that slot before the index changed. */
     _Atomic int active;
     uint32_t size[SLOTS];     /* payload bytes in each slot */
-    size_t uuid_off[SLOTS];   /* where service.instance.id's 36 characters sit in each slot */
+    /* Where service.instance.id's 36 characters sit in each slot; NO_UUID when the instance id
+     * is not proflink's random one (the tracer's or OTEL_RESOURCE_ATTRIBUTES' is kept as is). */
+    size_t uuid_off[SLOTS];
     uint64_t last_ts;         /* the last timestamp published, for strict increase */
     char instance_id[UUID_LEN + 1];
+    char *tracer_attrs; /* proflink_set_resource's attributes (owned copy), NULL if none */
 } st;
+
+#define NO_UUID SIZE_MAX
 
 static atomic_flag busy = ATOMIC_FLAG_INIT;
 
@@ -349,7 +354,7 @@ static void put_string_array_kv(struct encoder *e, uint32_t field, const char *k
     pb_end(&e->w, kv);
 }
 
-/* ProcessContext.attributes: how to read our thread records (DESIGN §1d). Position in the key
+/* ProcessContext.attributes: how to read our thread records (README: formats). Position in the key
  * map is the key index used in the records; index 0 carries the local root span id. */
 static void put_thread_ctx_schema(struct encoder *e)
 {
@@ -376,23 +381,44 @@ static int is_owned_key(const char *key)
     return 0;
 }
 
-/* Writes the owned attributes; returns the offset of the instance id's characters. */
+/* An owned attribute: the tracer's value when it published one (proflink_set_resource),
+ * else proflink's default (NULL or "": not written). */
+static void put_owned(struct encoder *e, const char *key, const char *dflt)
+{
+    char v[SERVICE_FIELD_MAX * 4 + 64];
+    if (st.tracer_attrs && resource_attrs_get(st.tracer_attrs, key, v, sizeof v))
+        put_string_kv(e, RES_ATTRIBUTES, key, v);
+    else if (dflt && dflt[0])
+        put_string_kv(e, RES_ATTRIBUTES, key, dflt);
+}
+
+/* Writes the owned attributes; returns the offset of the instance id's characters, NO_UUID
+ * when the id is not proflink's random one. The instance id is the tracer's, else the one
+ * OTEL_RESOURCE_ATTRIBUTES sets (so that profiles join the SDK's other telemetry), else a
+ * random UUID of our own. */
 static size_t put_identity(struct encoder *e, const struct config *cfg, const char *instance_id)
 {
-    put_string_kv(e, RES_ATTRIBUTES, "service.name", cfg->service_name);
-    size_t uuid_at = put_string_kv(e, RES_ATTRIBUTES, "service.instance.id", instance_id);
-    if (cfg->service_environment[0])
-        put_string_kv(e, RES_ATTRIBUTES, "deployment.environment.name", cfg->service_environment);
-    if (cfg->service_version[0])
-        put_string_kv(e, RES_ATTRIBUTES, "service.version", cfg->service_version);
-    if (cfg->service_namespace[0])
-        put_string_kv(e, RES_ATTRIBUTES, "service.namespace", cfg->service_namespace);
-    put_string_kv(e, RES_ATTRIBUTES, "telemetry.sdk.name", "proflink");
-    put_string_kv(e, RES_ATTRIBUTES, "telemetry.sdk.version", PROFLINK_VERSION_STRING);
+    char given[SERVICE_FIELD_MAX * 4 + 64];
+    const char *env_attrs = secure_getenv("OTEL_RESOURCE_ATTRIBUTES");
+    int has_given =
+        (st.tracer_attrs &&
+         resource_attrs_get(st.tracer_attrs, "service.instance.id", given, sizeof given) &&
+         given[0]) ||
+        (env_attrs && resource_attrs_get(env_attrs, "service.instance.id", given, sizeof given) &&
+         given[0]);
+    put_owned(e, "service.name", cfg->service_name);
+    size_t uuid_at = put_string_kv(e, RES_ATTRIBUTES, "service.instance.id",
+                                   has_given ? given : instance_id);
+    put_owned(e, "deployment.environment.name", cfg->service_environment);
+    put_owned(e, "service.version", cfg->service_version);
+    put_owned(e, "service.namespace", cfg->service_namespace);
+    put_owned(e, "telemetry.sdk.name", "proflink");
+    put_owned(e, "telemetry.sdk.version", PROFLINK_VERSION_STRING);
     /* proflink is a C library; "cpp" is the semantic conventions' well-known value for C and
-     * C++ SDKs (there is no "c"). The tracer in the process may be written in anything. */
-    put_string_kv(e, RES_ATTRIBUTES, "telemetry.sdk.language", "cpp");
-    return uuid_at;
+     * C++ SDKs (there is no "c"). The tracer in the process may be written in anything, and
+     * says so with proflink_set_resource. */
+    put_owned(e, "telemetry.sdk.language", "cpp");
+    return has_given ? NO_UUID : uuid_at;
 }
 
 /* Finds the Resource entry [from, to) whose KeyValue.key is `key`: sets *off and *len to the
@@ -491,11 +517,15 @@ static int encode_payload(const struct config *cfg, const char *instance_id, uin
     e.env_start = e.w.len;
     const char *attrs = secure_getenv("OTEL_RESOURCE_ATTRIBUTES");
     int malformed = attrs ? resource_attrs_each(attrs, add_env_attr, &e) : 0;
+    /* the tracer's own attributes last: they replace the environment's for the same key */
+    if (st.tracer_attrs)
+        resource_attrs_each(st.tracer_attrs, add_env_attr, &e);
     size_t open_len = e.w.len;
     if (pb_end(&e.w, resource) != 0)
         return -1;
     /* Closing the resource slid its body down by the bytes the length prefix did not need. */
-    uuid_at -= open_len - e.w.len;
+    if (uuid_at != NO_UUID)
+        uuid_at -= open_len - e.w.len;
     e.w.cap = PAYLOAD_MAX;
     if (pb_put_raw(&e.w, schema, schema_len) != 0)
         return -1;
@@ -715,6 +745,31 @@ int otel_process_ctx_publish(const struct config *cfg)
 
 int otel_process_ctx_update(const struct config *cfg) { return otel_process_ctx_publish(cfg); }
 
+int otel_process_ctx_set_tracer_attrs(const struct config *cfg, const char *attrs)
+{
+    if (!cfg || !cfg->otel_context)
+        return 0;
+    int saved = errno;
+    int rc = -1;
+    char *copy = attrs ? strdup(attrs) : NULL;
+    if ((!attrs || copy) && lock() == 0) {
+        char *old = st.tracer_attrs;
+        st.tracer_attrs = copy;
+        copy = NULL;
+        rc = published_here() ? republish(cfg) : publish_fresh(cfg);
+        if (rc != 0) { /* the published context still shows the old attributes: keep them */
+            copy = st.tracer_attrs;
+            st.tracer_attrs = old;
+        } else {
+            free(old); /* only the encoder reads it, under the same flag */
+        }
+        unlock();
+    }
+    free(copy);
+    errno = saved;
+    return rc;
+}
+
 int otel_process_ctx_after_fork(const struct config *cfg)
 {
     /* Single-threaded now: a parent thread that held the flag when fork() copied our memory
@@ -732,7 +787,10 @@ int otel_process_ctx_after_fork(const struct config *cfg)
          * length, so it is overwritten in place. No reader can see this slot yet. */
         int slot = atomic_load_explicit(&st.active, memory_order_acquire);
         make_uuid(st.instance_id);
-        memcpy(st.slots + (size_t)slot * PAYLOAD_MAX + st.uuid_off[slot], st.instance_id, UUID_LEN);
+        /* an instance id the tracer or the environment gave is theirs to change, not ours */
+        if (st.uuid_off[slot] != NO_UUID)
+            memcpy(st.slots + (size_t)slot * PAYLOAD_MAX + st.uuid_off[slot], st.instance_id,
+                   UUID_LEN);
         rc = create_header();
     }
     errno = saved;

@@ -1,4 +1,4 @@
-/* otel_process_ctx.h — the OpenTelemetry process context (OTEP 4719, DESIGN §1c): a mapping
+/* otel_process_ctx.h — the OpenTelemetry process context (OTEP 4719, README: formats): a mapping
  * named OTEL_CTX whose 32-byte header points at a protobuf ProcessContext describing this process
  * (resource attributes, plus the thread-context schema of §1d in the extra attributes), found by
  * out-of-process readers such as the OpenTelemetry eBPF profiler through /proc/PID/maps.
@@ -27,5 +27,12 @@ int otel_process_ctx_after_fork(const struct config *cfg);
  * payload, fence, new strictly greater timestamp, prctl again. Publishes from scratch if this
  * process has no context yet. 0 ok, -1 failed (the previous context, if any, stays valid). */
 int otel_process_ctx_update(const struct config *cfg);
+
+/* The tracer's resource (proflink_set_resource): attributes in OTEL_RESOURCE_ATTRIBUTES syntax
+ * that replace proflink's defaults for the keys they name (service.*, service.instance.id,
+ * telemetry.sdk.*, ...) and the environment's for the others; kept (copied) for every later
+ * publication, and republished now with the update protocol. 0 ok, -1 failed (the previous
+ * context and attributes stay). */
+int otel_process_ctx_set_tracer_attrs(const struct config *cfg, const char *attrs);
 
 #endif

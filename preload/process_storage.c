@@ -25,7 +25,8 @@ static uint8_t *put_str(uint8_t *p, const char *s)
 }
 
 /* Publication is a release store: the block is complete before the pointer can be seen. The
- * replaced block (a fork child's copy of its parent's) is deliberately not freed: a profiler
+ * replaced block (a fork child's copy of its parent's, or the block before a tracer's new
+ * service name) is deliberately not freed: a profiler
  * that read the old pointer an instant earlier may still be reading the block, and a hundred
  * bytes per fork generation is a price worth paying for never showing it freed memory. */
 static void swap_pointer(void *block)

@@ -3,10 +3,10 @@
 #ifndef PROFLINK_READER_H
 #define PROFLINK_READER_H
 
-/* Starts the reader on sock_fd (owned by the reader from now on). Called by the constructor
- * and, with a new socket, in a fork child. 0 ok, -1 failed (logged; proflink stays active
- * without message intake). */
-int reader_start(int sock_fd);
+/* Starts the reader on sock_fd, bound at socket_path (owned by the reader from now on). Called
+ * by the constructor and, with a new socket, in a fork child. 0 ok, -1 failed (logged;
+ * proflink stays active without message intake). */
+int reader_start(int sock_fd, const char *socket_path);
 
 /* After a failed exec, the reader takes sock_fd in place of its socket, if its thread has not
  * started. 0 done, -1 not (the caller keeps sock_fd). */

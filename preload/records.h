@@ -1,6 +1,6 @@
-/* records.h — the JSON lines written to PROFLINK_FIFO (DESIGN §4), one object per line, each at
- * most RECORD_MAX bytes including its newline (PIPE_BUF: a write of that size to a pipe is
- * atomic, so a consumer never sees half a record):
+/* records.h — the JSON lines written to PROFLINK_FIFO (README: formats), one object per line,
+ * each at most RECORD_MAX bytes including its newline (PIPE_BUF: a write of that size to a pipe
+ * is atomic, so a consumer never sees half a record):
  *   {"type":"registration","pid":P,"samples_delay_ms":N,"host_id":"…"}
  *   {"type":"correlation","pid":P,"trace_id":"<32 hex>","transaction_id":"<16 hex>",
  *    "stack_trace_id":"<base64url>","count":N}

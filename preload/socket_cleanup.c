@@ -1,5 +1,5 @@
 /* socket_cleanup.c — removes sockets left behind by proflink processes that were killed or that
- * exec'd (DESIGN §4: same uid only).
+ * exec'd (same uid only).
  *
  * A file is removed only when all of these hold, so that a live socket is never touched:
  *  - its name is ours ("proflink-<pid>-<hex>.sock") and it is a socket owned by our euid;

@@ -36,6 +36,7 @@ PROFLINK_EXPORT int proflink_get_stats(proflink_stats *out, size_t size)
         s.queue_overflows = stat_get(STAT_QUEUE_OVERFLOWS);
         s.ids_evicted = stat_get(STAT_IDS_EVICTED);
         s.threads_seen = stat_get(STAT_THREADS_SEEN);
+        s.pull_overflows = stat_get(STAT_PULL_OVERFLOWS);
     }
     /* Callers compiled against an older, smaller struct get the prefix they know. */
     memcpy(out, &s, size < sizeof s ? size : sizeof s);

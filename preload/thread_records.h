@@ -15,7 +15,7 @@
 
 #include "ids.h"
 
-/* Elastic apmint thread record, DESIGN §1a. Packed, native endian. */
+/* Elastic apmint thread record, README: formats. Packed, native endian. */
 struct apm_record {
     uint16_t minor_version; /* 1 */
     uint8_t valid;
@@ -29,7 +29,7 @@ struct apm_record {
 /* OTel thread context key 0 (local_root_span_id): [u8 key][u8 len=16][16 lowercase hex]. */
 #define OTEL_ATTR_TXN_SIZE 18
 
-/* OpenTelemetry thread record, DESIGN §1d. Packed, native endian. */
+/* OpenTelemetry thread record, README: formats. Packed, native endian. */
 struct otel_record {
     uint8_t trace_id[16];
     uint8_t span_id[8];
@@ -63,8 +63,8 @@ extern __thread void *otel_thread_ctx_v1;
 extern __thread struct thread_block *thread_block_current
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
 
-/* Which context a new thread starts with: the creator's (PROFLINK_INHERIT=1), else the
- * process-wide TRACEPARENT context, else none. */
+/* Which context a new thread starts with: the creator's when PROFLINK_INHERIT=1, else (the
+ * default) the process-wide TRACEPARENT context, else none (config.c says why). */
 void thread_initial_context(struct trace_ctx *out);
 
 /* A block for a thread about to be created, holding ctx. NULL when out of memory. */

@@ -1,10 +1,12 @@
 /* txqueue.h — the deferral queue: ended transactions waiting for samples-delay-ms, handed from
- * any application thread (many producers) to the reader thread (one consumer).
+ * any application thread (many producers) to the reader thread (the consumer; a thread that
+ * flushes at shutdown may take items concurrently).
  *
  * Why a lock-free ring and not a mutex: proflink_end_transaction runs in the application's
  * request path and must never wait for the reader, which may be busy in a user callback or
  * preempted. A bounded ring with a sequence number per cell (the classic multi-producer design)
- * lets a producer claim a cell with one compare-and-swap and publish it with one store; it
+ * lets a producer claim a cell with one compare-and-swap and publish it with one store (and a
+ * consumer likewise: take never waits for another consumer either); it
  * never waits: if the cell it would take is still in use, the queue is full and the caller
  * delivers at once. The consumer never blocks producers either; it only ever sees a cell that
  * a slow producer claimed but has not published yet as "not there yet", and that producer
@@ -46,9 +48,11 @@ void txq_free(struct txqueue *q);
  * exactly this item (the queue was empty as far as it could see): the caller must wake it. */
 int txq_push(struct txqueue *q, const struct txq_item *item, int *wake);
 
-/* Consumer only. The head item if it is published, else NULL. */
-const struct txq_item *txq_peek(struct txqueue *q);
-/* Consumer only, after a successful peek: frees the head cell. */
-void txq_pop(struct txqueue *q);
+enum { TXQ_EMPTY, TXQ_TAKEN, TXQ_NOT_DUE };
+
+/* Consumers (the reader; a thread flushing at shutdown): takes the oldest item into *out if it
+ * ended at or before max_end_ns (TXQ_TAKEN); else TXQ_NOT_DUE with its end time in
+ * *head_end_ns, or TXQ_EMPTY. Never waits. The cell is free again when this returns. */
+int txq_take(struct txqueue *q, uint64_t max_end_ns, struct txq_item *out, uint64_t *head_end_ns);
 
 #endif

@@ -31,10 +31,10 @@ done
 command -v python3 >/dev/null || { echo "demo: python3 is needed for the final check" >&2; exit 1; }
 
 WORK=$(mktemp -d /tmp/proflink-demo.XXXXXX)
-SERVICE_PID= CAT_PID=
+SERVICE_PID='' CAT_PID=''
 cleanup() {
-    [ -n "$SERVICE_PID" ] && kill "$SERVICE_PID" 2>/dev/null || true
-    [ -n "$CAT_PID" ] && kill "$CAT_PID" 2>/dev/null || true
+    if [ -n "$SERVICE_PID" ]; then kill "$SERVICE_PID" 2>/dev/null || true; fi
+    if [ -n "$CAT_PID" ]; then kill "$CAT_PID" 2>/dev/null || true; fi
     wait 2>/dev/null || true
     rm -rf "$WORK"
 }

@@ -10,7 +10,7 @@
 #   LIBDIR/libproflink.a                           static variant (call proflink_init())
 #   LIBDIR/proflink/musl/elastic-jvmti-linux-proflink-musl-ARCH.so, libproflink.so, .a
 #                                                   musl variant, kept out of glibc's search path
-#   INCLUDEDIR/proflink.h, PKGCONFIGDIR/proflink.pc
+#   INCLUDEDIR/proflink.h, INCLUDEDIR/proflink.hpp, PKGCONFIGDIR/proflink.pc
 # proflink-run finds the libraries relative to itself (BINDIR/../lib) and, failing that, in the
 # LIBDIR written into it here, so a DESTDIR tree works before it is moved into place.
 PREFIX       ?= /usr/local
@@ -38,6 +38,7 @@ ifneq ($(INSTALL_MUSL),)
 	$(INSTALL) -m 644 $(BUILD)/musl/libproflink.a '$(DESTDIR)$(MUSL_LIBDIR)/libproflink.a'
 endif
 	$(INSTALL) -m 644 include/proflink.h '$(DESTDIR)$(INCLUDEDIR)/proflink.h'
+	$(INSTALL) -m 644 include/proflink.hpp '$(DESTDIR)$(INCLUDEDIR)/proflink.hpp'
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@SONAME@|$(SONAME)|g' \
 	    -e 's|@MUSL_SONAME@|$(MUSL_SONAME)|g' -e 's|@VERSION@|$(PROFLINK_VERSION)|g' \
@@ -57,5 +58,6 @@ uninstall:
 	    '$(DESTDIR)$(LIBDIR)/libproflink.a' \
 	    '$(DESTDIR)$(MUSL_LIBDIR)/$(MUSL_SONAME)' '$(DESTDIR)$(MUSL_LIBDIR)/libproflink.so' \
 	    '$(DESTDIR)$(MUSL_LIBDIR)/libproflink.a' \
-	    '$(DESTDIR)$(INCLUDEDIR)/proflink.h' '$(DESTDIR)$(PKGCONFIGDIR)/proflink.pc'
+	    '$(DESTDIR)$(INCLUDEDIR)/proflink.h' '$(DESTDIR)$(INCLUDEDIR)/proflink.hpp' \
+	    '$(DESTDIR)$(PKGCONFIGDIR)/proflink.pc'
 	rmdir '$(DESTDIR)$(MUSL_LIBDIR)' '$(DESTDIR)$(LIBDIR)/proflink' 2>/dev/null || :

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# serial: samples the CPU of its target and counts the samples
 # proflink-agent, the local stand-in for the eBPF profiler, against the demo service running
 # under the library: it must attach only where the profiler would, its correlation messages must
 # reach the service exactly as sent (FIFO records, message callback, deferred transactions), a
@@ -104,7 +105,7 @@ no_tracer() {
     kill -0 "$TARGET_PID"
     wait_service
     [ "$SERVICE_STATUS" -eq 0 ]
-    python3 - "$BATS_TEST_TMPDIR/agent.json" "$BATS_TEST_TMPDIR/fifo.jsonl" \
+    "$PY" - "$BATS_TEST_TMPDIR/agent.json" "$BATS_TEST_TMPDIR/fifo.jsonl" \
         "$BATS_TEST_TMPDIR/target.out" <<'EOF'
 import json, re, sys
 from collections import Counter, defaultdict
@@ -183,7 +184,7 @@ EOF
     no_thread_stopped "$TARGET_PID"
     wait_service
     [ "$SERVICE_STATUS" -eq 0 ]
-    python3 - "$BATS_TEST_TMPDIR/agent.json" "$BATS_TEST_TMPDIR/target.out" <<'EOF'
+    "$PY" - "$BATS_TEST_TMPDIR/agent.json" "$BATS_TEST_TMPDIR/target.out" <<'EOF'
 import json, sys
 agent = json.load(open(sys.argv[1]))
 assert agent["source"] == "otel" and agent["samples_with_trace"] > 10, agent

@@ -13,7 +13,7 @@ setup() { setup_sockdir; }
 # The OTel thread record must say what the apmint one says, on every thread (issue: one preload
 # serves old and new readers): same ids and flags, transaction id as key 0, NULL when idle.
 records_agree() {
-    python3 - "$BATS_TEST_TMPDIR/inspect.json" <<'PY'
+    "$PY" - "$BATS_TEST_TMPDIR/inspect.json" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
 bad = []
@@ -60,6 +60,7 @@ teardown() { stop_target; rm -rf "$SOCKDIR"; }
     [ "$(jget 'j["attachable"]')" = true ]
     [[ "$(jget 'j["storage"]["service_name"]')" == unknown_service:python3* ]]
     stop_target
+    # shellcheck disable=SC2209 # "batch" is the service name
     OTEL_SERVICE_NAME=batch start_target /bin/bash -c 'sleep 10; true'
     inspect_json "$TARGET_PID"
     [ "$(jget 'j["storage"]["service_name"]')" = batch ]
@@ -115,8 +116,8 @@ teardown() { stop_target; rm -rf "$SOCKDIR"; }
     grep -q '^done$' "$BATS_TEST_TMPDIR/target.out"
 }
 
-@test "inheritance: a new thread starts with its creator's context, or none with PROFLINK_INHERIT=0" {
-    start_target "$HELPERS/api_switch" "$TP" 1111111111111111 3 noset
+@test "inheritance: with PROFLINK_INHERIT=1 a new thread starts with its creator's context, by default none" {
+    PROFLINK_INHERIT=1 start_target "$HELPERS/api_switch" "$TP" 1111111111111111 3 noset
     wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
     grep -q "^get 1 $TP_TRACE 1111111111111111 01" "$BATS_TEST_TMPDIR/target.out"
     inspect_json "$TARGET_PID"
@@ -124,7 +125,7 @@ teardown() { stop_target; rm -rf "$SOCKDIR"; }
     [ "$(jget "sum(1 for t in j['threads'] if t['apm'] and t['apm']['trace_present'] == 1 and t['apm']['trace_id'] == '$TP_TRACE' and t['apm']['transaction_id'] == '1111111111111111')")" = 2 ]
     records_agree
     stop_target
-    PROFLINK_INHERIT=0 start_target "$HELPERS/api_switch" "$TP" 1111111111111111 3 noset
+    start_target "$HELPERS/api_switch" "$TP" 1111111111111111 3 noset
     wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
     inspect_json "$TARGET_PID"
     [ "$(jget "sum(1 for t in j['threads'] if t['apm'] and t['apm']['trace_present'] == 1)")" = 1 ]
@@ -183,18 +184,32 @@ teardown() { stop_target; rm -rf "$SOCKDIR"; }
     [ -S "$path" ]
     start_target "$HELPERS/target_threads" 1 10
     [ ! -e "$path" ]
-    [ "$(ls "$SOCKDIR" | wc -l)" = 1 ]
+    [ "$(find "$SOCKDIR" -mindepth 1 -maxdepth 1 | wc -l)" = 1 ]
 }
 
 @test "stale cleanup never touches a live socket, another uid's file or a foreign name" {
     start_target "$HELPERS/target_threads" 1 10
     live=$(ls "$SOCKDIR"/proflink-*.sock)
     first=$TARGET_PID
-    # a foreign file with our prefix and a dead pid, but not a socket
-    touch "$SOCKDIR/proflink-999999-00000000.sock"
+    true &
+    dead=$!
+    wait "$dead" # a pid that no process has any more
+    # sockets nobody is bound to any more (python binds, then exits without unlinking)
+    bind_and_leave() { "$PY" -c 'import socket,sys; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).bind(sys.argv[1])' "$1"; }
+    stale=$SOCKDIR/proflink-$dead-0000abcd.sock            # ours: removed (the control)
+    other_uid=$SOCKDIR/proflink-$dead-0000beef.sock        # another uid's: kept
+    foreign1=$SOCKDIR/proflink-$dead-0000abcd.sock.old     # names that are not ours: kept
+    foreign2=$SOCKDIR/proflink-$dead-xyz.sock
+    foreign3=$SOCKDIR/proflink-$dead-000000001.sock
+    for f in "$stale" "$other_uid" "$foreign1" "$foreign2" "$foreign3"; do bind_and_leave "$f"; done
+    chown 65534:65534 "$other_uid"
+    touch "$SOCKDIR/proflink-$dead-00000000.sock" # our name and a dead pid, but not a socket
     LD_PRELOAD=$LIB "$HELPERS/target_threads" 1 0.2 >/dev/null
     [ -S "$live" ]
-    [ -f "$SOCKDIR/proflink-999999-00000000.sock" ]
+    [ ! -e "$stale" ]
+    [ -S "$other_uid" ]
+    [ -S "$foreign1" ] && [ -S "$foreign2" ] && [ -S "$foreign3" ]
+    [ -f "$SOCKDIR/proflink-$dead-00000000.sock" ]
     kill "$first"
 }
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
 # variants: glibc musl
+# serial: samples the CPU of a spinning program
 # The profiler's own view: an eBPF `profile` probe that, like the apmint unwinder, reads the
 # thread pointer (task->thread.fsbase), adds the static TLS offset found in the ELF's TLSDESC
 # relocation, follows the pointer and reads the 37-byte record on the sampled CPU. The OTel
@@ -45,7 +46,7 @@ BT
 }
 
 # le64 HEX16 — the 8 bytes as bpftrace prints a little-endian u64 (no leading zeros)
-le64() { python3 -c 'import sys; b=bytes.fromhex(sys.argv[1]); print("%x" % int.from_bytes(b, "little"))' "$1"; }
+le64() { "$PY" -c 'import sys; b=bytes.fromhex(sys.argv[1]); print("%x" % int.from_bytes(b, "little"))' "$1"; }
 
 sample() {
     inspect_json "$TARGET_PID" --no-threads
@@ -63,9 +64,9 @@ sample() {
     tids=$(awk '$1 == "apm" { print $2 }' "$BATS_TEST_TMPDIR/samples" | sort -u)
     [ "$(echo "$tids" | wc -w)" -ge 2 ] # both spinning workers were sampled
     # every apm sample: valid, trace present, sampled flag, the ids
-    ! grep '^apm' "$BATS_TEST_TMPDIR/samples" | grep -v " 1 1 1 $hi $lo $span$"
+    every_line "$BATS_TEST_TMPDIR/samples" '^apm' " 1 1 1 $hi $lo $span$"
     # and the OTel record agrees on every sample
-    ! grep '^otel' "$BATS_TEST_TMPDIR/samples" | grep -v " 1 $hi $lo$"
+    every_line "$BATS_TEST_TMPDIR/samples" '^otel' " 1 $hi $lo$"
     [ "$(grep -c '^otel' "$BATS_TEST_TMPDIR/samples")" -gt 10 ]
 }
 
@@ -74,7 +75,7 @@ sample() {
     wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
     sample
     [ "$(grep -c '^apm' "$BATS_TEST_TMPDIR/samples")" -gt 10 ]
-    ! grep '^apm' "$BATS_TEST_TMPDIR/samples" | grep -vE '^apm [0-9]+ 1 0 '
+    every_line "$BATS_TEST_TMPDIR/samples" '^apm' '^apm [0-9]+ 1 0 '
     # no context: the OTel pointer stays NULL
-    ! grep '^otel' "$BATS_TEST_TMPDIR/samples" | grep -v ' null$'
+    every_line "$BATS_TEST_TMPDIR/samples" '^otel' ' null$'
 }

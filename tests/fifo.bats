@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
-# variants: glibc musl
+# variants: glibc musl aarch64-glibc aarch64-musl
 # PROFLINK_FIFO: every message and every delivered transaction as a JSON line in a named pipe
-# (DESIGN §4), and a program that never notices what the pipe's reader does.
+# (README: formats), and a program that never notices what the pipe's reader does.
 load message_helpers
 
 setup() {
@@ -20,7 +20,7 @@ teardown() {
 # pipe open (so proflink can open its end) before this returns.
 start_reader() {
     rm -f "$BATS_TEST_TMPDIR/reader.ready"
-    python3 - "$FIFO" "$READ" "${1:-all}" "${2:-0}" "$BATS_TEST_TMPDIR/reader.ready" 8>&- <<'PY' &
+    "$PY" - "$FIFO" "$READ" "${1:-all}" "${2:-0}" "$BATS_TEST_TMPDIR/reader.ready" 8>&- <<'PY' &
 import os, select, sys, time
 path, out, mode, arg, ready = sys.argv[1:6]
 fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a reader now: writers can open
@@ -75,7 +75,7 @@ wait_read() { # N [TENTHS]
     X2=2222222222222222
     cmd end "$TRACE" "$X2" 0 unsampled  # written by the application thread, at once
     wait_read 5 40
-    python3 - "$READ" "$TARGET_PID" "$TRACE" "$TXN" "$B64_A" <<'PY'
+    "$PY" - "$READ" "$TARGET_PID" "$TRACE" "$TXN" "$B64_A" <<'PY'
 import json, sys
 path, pid, trace, txn, a = sys.argv[1:]
 recs = [json.loads(l) for l in open(path, "rb").read().decode("utf-8").splitlines()]
@@ -123,7 +123,7 @@ PY
     [ "$(stat_val callbacks)" -eq 6000 ] # the program's own delivery is not affected
     records=$(stat_val fifo_records)
     wait_read "$records" 100
-    python3 - "$READ" <<'PY'
+    "$PY" - "$READ" <<'PY'
 import json, sys
 for raw in open(sys.argv[1], "rb"):
     assert len(raw) <= 4096
@@ -182,7 +182,7 @@ PY
     wait_lines '^txn wide ' 1 40
     grep -qE '^txn wide .* n=300 ' "$OUT"
     wait_read 303 40
-    python3 - "$READ" "$TXN" <<'PY'
+    "$PY" - "$READ" "$TXN" <<'PY'
 import json, sys
 ids, parts = {}, 0
 for raw in open(sys.argv[1], "rb"):

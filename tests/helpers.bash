@@ -1,19 +1,44 @@
 # helpers.bash — shared by every suite: where the built artifacts are, how to start a program
 # under the library and read it from outside with proflink-inspect (as the profiler would).
+# Variables here are used by the suites that load this file.
+# shellcheck disable=SC2034
 ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 ARCH=$(uname -m)
 VARIANT=${PROFLINK_VARIANT:-glibc}
+# EMULATOR: what runs a program of the variant's architecture ("" for the machine's own; for
+# aarch64, qemu-user through tests/fixtures/qemu_exec.c). LIBC: the variant's C library.
+EMULATOR=
+# musl has no thread list the inspector can read without stopping threads (proflink-inspect --stop)
 INSPECT_STOP=()
-if [ "$VARIANT" = musl ]; then
-    LIB=$ROOT/build/musl/elastic-jvmti-linux-proflink-musl-$ARCH.so
-    HELPERS=$ROOT/build/tests/musl
-    INSPECT_STOP=(--stop) # musl has no thread list the inspector can read without stopping threads
-else
-    LIB=$ROOT/build/elastic-jvmti-linux-proflink-$ARCH.so
-    HELPERS=$ROOT/build/tests
-fi
+case $VARIANT in
+    musl)
+        LIB=$ROOT/build/musl/elastic-jvmti-linux-proflink-musl-$ARCH.so
+        HELPERS=$ROOT/build/tests/musl LIBC=musl INSPECT_STOP=(--stop) ;;
+    aarch64-glibc)
+        ARCH=aarch64 LIB=$ROOT/build/aarch64/elastic-jvmti-linux-proflink-aarch64.so
+        HELPERS=$ROOT/build/aarch64/tests LIBC=glibc EMULATOR=$ROOT/build/tests/fixtures/qemu_exec ;;
+    aarch64-musl)
+        ARCH=aarch64 LIB=$ROOT/build/aarch64/musl/elastic-jvmti-linux-proflink-musl-aarch64.so
+        HELPERS=$ROOT/build/aarch64/tests/musl LIBC=musl EMULATOR=$ROOT/build/tests/fixtures/qemu_exec
+        INSPECT_STOP=(--stop) ;;
+    *)
+        LIB=$ROOT/build/elastic-jvmti-linux-proflink-$ARCH.so
+        HELPERS=$ROOT/build/tests LIBC=glibc ;;
+esac
+
+# not_emulated REASON — skips a test that cannot hold under qemu-user, saying why
+not_emulated() {
+    if [ -n "$EMULATOR" ]; then skip "under qemu-user: $1"; fi
+}
 INSPECT=$ROOT/build/proflink-inspect
 SOCKDIR_DEFAULT=/tmp
+
+# libc_independent — first line of a test whose outcome cannot depend on the C library (it runs
+# glibc-built helpers, or only parses): it runs in the glibc variant; tests/run.sh does not count
+# it in the others.
+libc_independent() {
+    if [ "$VARIANT" != glibc ]; then skip "libc-independent: covered by the glibc variant"; fi
+}
 
 # Each test gets its own socket directory so that suites never see each other's files.
 setup_sockdir() {
@@ -24,7 +49,8 @@ setup_sockdir() {
 # start_target CMD ARGS… — runs CMD under the library in the background (stdout/stderr to
 # $BATS_TEST_TMPDIR/target.out/.err), sets TARGET_PID and waits until the profiler could attach.
 start_target() {
-    LD_PRELOAD=$LIB "$@" >"$BATS_TEST_TMPDIR/target.out" 2>"$BATS_TEST_TMPDIR/target.err" &
+    # fd 3 is bats' output: a target that kept it would hold the test open until it exits
+    LD_PRELOAD=$LIB "$@" >"$BATS_TEST_TMPDIR/target.out" 2>"$BATS_TEST_TMPDIR/target.err" 3>&- &
     TARGET_PID=$!
     wait_attachable "$TARGET_PID"
 }
@@ -44,7 +70,7 @@ wait_attachable() {
 # wait_for_line FILE PATTERN — until FILE has a line matching PATTERN (5 s).
 wait_for_line() {
     local i
-    for i in $(seq 100); do
+    for _ in $(seq 100); do
         grep -qE "$2" "$1" 2>/dev/null && return 0
         sleep 0.05
     done
@@ -64,11 +90,61 @@ stop_target() {
 inspect_json() {
     local pid=$1
     shift
-    "$INSPECT" --json "${INSPECT_STOP[@]}" "$@" "$pid" >"$BATS_TEST_TMPDIR/inspect.json"
+    local rc=0
+    "$INSPECT" --json "${INSPECT_STOP[@]}" "$@" "$pid" >"$BATS_TEST_TMPDIR/inspect.json" || rc=$?
+    json_eval_start
+    return "$rc"
 }
 
-# jq-like access with python: jget EXPR, evaluated with `j` bound to the last inspect_json.
-jget() {
-    python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); v=eval(sys.argv[2]); print(json.dumps(v) if isinstance(v,(dict,list,bool)) or v is None else v)' \
-        "$BATS_TEST_TMPDIR/inspect.json" "$1"
+# Debian's interpreter, not a version manager's shim (a shim costs ~0.2 s a start).
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3)
+
+# json_eval_start — one tests/json_eval.py server answers this test's json_get queries. Call it
+# from the test's own shell (inspect_json does), not from $(…): a subshell's server dies with it.
+json_eval_start() {
+    if [ -n "${JSON_EVAL_PID:-}" ] && kill -0 "$JSON_EVAL_PID" 2>/dev/null; then return 0; fi
+    # without fd 3 (bats' output): a server still running would hold the test open
+    coproc JSON_EVAL { exec 3>&- "$PY" "$ROOT/tests/json_eval.py"; }
+}
+
+# json_get FILE NAME EXPR — the Python expression EXPR with NAME bound to FILE's JSON; lists,
+# dicts, booleans and None print as JSON. Fails (message on stderr) when EXPR raises.
+json_get() {
+    if [ -z "${JSON_EVAL_PID:-}" ] || ! kill -0 "$JSON_EVAL_PID" 2>/dev/null; then
+        "$PY" "$ROOT/tests/json_eval.py" --once "$@"
+        return
+    fi
+    local st v
+    printf '%s\0%s\0%s\0' "$1" "$2" "$3" >&"${JSON_EVAL[1]}"
+    read -r st <&"${JSON_EVAL[0]}"
+    IFS= read -r -d '' v <&"${JSON_EVAL[0]}"
+    if [ "$st" != 0 ]; then
+        echo "json_get $3: $v" >&2
+        return 1
+    fi
+    printf '%s\n' "$v"
+}
+
+# jget EXPR — json_get over the last inspect_json output, bound to `j`.
+jget() { json_get "$BATS_TEST_TMPDIR/inspect.json" j "$1"; }
+
+# refute CMD ARGS… — the check fails when CMD succeeds. A bare `! CMD` never fails a bats test
+# unless it is the test's last line (errexit ignores negated commands, ShellCheck SC2314).
+refute() {
+    if "$@"; then
+        echo "expected to fail, but succeeded: $*" >&2
+        return 1
+    fi
+}
+
+# every_line FILE SELECT MATCH — every line of FILE that matches SELECT also matches MATCH
+# (extended regular expressions); otherwise prints the offending lines and fails.
+every_line() {
+    local bad
+    bad=$(grep -E -- "$2" "$1" | grep -vE -- "$3" || true)
+    [ -z "$bad" ] && return 0
+    echo "lines matching '$2' that do not match '$3':" >&2
+    echo "$bad" | head -20 >&2
+    return 1
 }

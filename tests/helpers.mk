@@ -12,19 +12,26 @@ test-helpers: $(HELPER_BINS)
 
 # Helpers that run as the target of a preload test are built without sanitizers (see above);
 # the others (senders, readers, unit drivers) with them.
-$(BUILD)/tests/%: tests/helpers/%.c $(wildcard tests/helpers/*.h) $(LIB_HDRS) | $(BUILD)
-	@mkdir -p $(dir $@)
-	$(CC) $(HELPER_CFLAGS) $(if $(filter target_% api_%,$*),,$(SANITIZE)) -o $@ $< $(HELPER_LIBS_$*) -ldl
+# Plain helpers: the targets of preload tests, and the seccomp wrapper (the sanitizer runtime's
+# own system calls would meet the filter it installs).
+HELPERS_PLAIN := target_% api_% otel_seccomp_exec
 
-# The same target programs linked against musl, for the musl variant of the behavioural suites.
-MUSL_TARGETS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/musl/%,$(filter tests/helpers/target_% tests/helpers/api_%,$(HELPER_SRCS)))
+# -MMD: a helper that #includes library sources is rebuilt when any of them changes
+$(BUILD)/tests/%: tests/helpers/%.c | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(CC) $(HELPER_CFLAGS) $(DEPFLAGS) -MF $@.d $(if $(filter $(HELPERS_PLAIN),$*),,$(SANITIZE)) \
+	    -o $@ $< $(HELPER_LIBS_$*) -ldl
+
+# The same target programs linked against musl, for the musl variant of the behavioural suites
+# (and the OTel process-context driver, which runs the publisher in-process).
+MUSL_TARGETS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/musl/%,$(filter tests/helpers/target_% tests/helpers/api_% tests/helpers/otel_ctx_driver.c,$(HELPER_SRCS)))
 ifneq ($(MUSL_CC),)
 test-helpers: $(MUSL_TARGETS)
 endif
 
-$(BUILD)/tests/musl/%: tests/helpers/%.c $(wildcard tests/helpers/*.h) $(LIB_HDRS) | $(BUILD)
+$(BUILD)/tests/musl/%: tests/helpers/%.c | $(BUILD)
 	@mkdir -p $(dir $@)
-	$(MUSL_CC) $(HELPER_CFLAGS) -o $@ $< $(HELPER_LIBS_$*)
+	$(MUSL_CC) $(HELPER_CFLAGS) $(MUSL_EXTRA) $(DEPFLAGS) -MF $@.d -o $@ $< $(HELPER_LIBS_$*)
 
 # An exec target no preload can enter.
 HELPER_LIBS_target_static_true := -static

@@ -15,215 +15,17 @@ INSPECT=${INSPECT:-$ROOT/build/proflink-inspect}
 REAL_LIB=$ROOT/build/elastic-jvmti-linux-proflink-$(uname -m).so
 
 case "$(uname -m)" in
-x86_64) DESC_DIALECT=-mtls-dialect=gnu2 TRAD_DIALECT=-mtls-dialect=gnu TLSDESC=R_X86_64_TLSDESC ;;
-aarch64) DESC_DIALECT=-mtls-dialect=desc TRAD_DIALECT=-mtls-dialect=trad TLSDESC=R_AARCH64_TLSDESC ;;
+x86_64) TLSDESC=R_X86_64_TLSDESC ;;
+aarch64) TLSDESC=R_AARCH64_TLSDESC ;;
 esac
 
 # ---- helpers of this suite (ins_*: no clash with tests/helpers.bash) ----------------------
 
-# ins_fake_source — the stand-in agent library.
-ins_fake_source() {
-    cat <<'EOF'
-#define _GNU_SOURCE
-#include <fcntl.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <unistd.h>
 
-#ifdef FAKE_HIDDEN_TLS
-__attribute__((visibility("hidden")))
-#endif
-__thread void *elastic_apm_profiling_correlation_tls_v1;
-__thread void *otel_thread_ctx_v1;
-#ifdef FAKE_BAD_SIZE
-uint64_t elastic_apm_profiling_correlation_process_storage_v1[2];
-#define PUBLISH(p) (elastic_apm_profiling_correlation_process_storage_v1[0] = (uintptr_t)(p))
-#else
-void *elastic_apm_profiling_correlation_process_storage_v1;
-#define PUBLISH(p) (elastic_apm_profiling_correlation_process_storage_v1 = (p))
-#endif
 
-static unsigned char storage[2 + 12 + 4096], apm[37], otel[28 + 18], payload[512];
-
-static unsigned char *put_str(unsigned char *p, const char *s)
-{
-    uint32_t n = (uint32_t)strlen(s);
-    memcpy(p, &n, 4);
-    memcpy(p + 4, s, n);
-    return p + 4 + n;
-}
-
-/* protobuf length-delimited field; every message here is shorter than 128 bytes */
-static unsigned char *pb(unsigned char *p, int field, const void *b, size_t n)
-{
-    *p++ = (unsigned char)(field << 3 | 2);
-    *p++ = (unsigned char)n;
-    memcpy(p, b, n);
-    return p + n;
-}
-
-static unsigned char *pb_kv(unsigned char *p, int field, const char *k, const void *any, size_t n)
-{
-    unsigned char kv[256], *q = pb(kv, 1, k, strlen(k));
-    q = pb(q, 2, any, n);
-    return pb(p, field, kv, (size_t)(q - kv));
-}
-
-static void publish_otel_ctx(void)
-{
-    unsigned char any[128], res[256], arr[64], s[32], *a, *r, *p = payload;
-    a = pb(any, 1, "fake-service", 12);
-    r = pb_kv(res, 1, "service.name", any, (size_t)(a - any));
-    p = pb(p, 1, res, (size_t)(r - res));
-    a = pb(any, 1, "tlsdesc_v1_dev", 14);
-    p = pb_kv(p, 2, "threadlocal.schema_version", any, (size_t)(a - any));
-    unsigned char *q = arr;
-    q = pb(q, 1, s, (size_t)(pb(s, 1, "local_root_span_id", 18) - s));
-    q = pb(q, 1, s, (size_t)(pb(s, 1, "method", 6) - s));
-    a = pb(any, 5, arr, (size_t)(q - arr));
-    p = pb_kv(p, 2, "threadlocal.attribute_key_map", any, (size_t)(a - any));
-    int fd = memfd_create("OTEL_CTX", MFD_CLOEXEC);
-    if (fd < 0 || ftruncate(fd, 4096) != 0)
-        return;
-    unsigned char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (m == MAP_FAILED)
-        return;
-    uint32_t version = 2, size = (uint32_t)(p - payload);
-    uint64_t ts = 12345, ptr = (uint64_t)(uintptr_t)payload;
-    memcpy(m, "OTEL_CTX", 8);
-    memcpy(m + 8, &version, 4);
-    memcpy(m + 12, &size, 4);
-    memcpy(m + 16, &ts, 8);
-    memcpy(m + 24, &ptr, 8);
-    prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, m, 4096, "OTEL_CTX");
-}
-
-static void make_socket(const char *path, const char *kind)
-{
-    if (!strcmp(kind, "none"))
-        return;
-    if (!strcmp(kind, "file")) {
-        close(open(path, O_CREAT | O_WRONLY, 0600));
-        return;
-    }
-    int fd = socket(AF_UNIX, strcmp(kind, "stream") ? SOCK_DGRAM : SOCK_STREAM, 0);
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    strncpy(sa.sun_path, path, sizeof sa.sun_path - 1);
-    unlink(path);
-    bind(fd, (struct sockaddr *)&sa, sizeof sa);
-    if (!strcmp(kind, "stream"))
-        listen(fd, 1);
-    if (!strcmp(kind, "unbound"))
-        close(fd); /* the file stays, nobody is bound to it */
-    if (getenv("FAKE_SOCKET_MODE"))
-        chmod(path, (mode_t)strtol(getenv("FAKE_SOCKET_MODE"), NULL, 8));
-}
-
-static const char *env(const char *name, const char *def)
-{
-    return getenv(name) ? getenv(name) : def;
-}
-
-__attribute__((constructor)) static void fake_init(void)
-{
-    const char *sock = env("FAKE_SOCKET", "/tmp/fake.sock");
-    make_socket(sock, env("FAKE_SOCKET_KIND", "dgram"));
-    uint16_t minor = 1;
-    memcpy(storage, &minor, 2);
-    unsigned char *p = put_str(storage + 2, env("FAKE_SERVICE", "fake-service"));
-    p = put_str(p, env("FAKE_ENV", "test"));
-    put_str(p, sock);
-    /* trace 0102…10, span 1112…18, transaction 2122…28, sampled */
-    for (int i = 0; i < 16; i++)
-        apm[5 + i] = otel[i] = (unsigned char)(0x01 + i);
-    for (int i = 0; i < 8; i++) {
-        apm[21 + i] = otel[16 + i] = (unsigned char)(0x11 + i);
-        apm[29 + i] = (unsigned char)(0x21 + i);
-    }
-    apm[0] = 1, apm[2] = 1, apm[3] = 1, apm[4] = 1;
-    otel[24] = 1, otel[25] = 1, otel[26] = 18, otel[28] = 0, otel[29] = 16;
-    memcpy(otel + 30, "2122232425262728", 16);
-    elastic_apm_profiling_correlation_tls_v1 = apm;
-    otel_thread_ctx_v1 = otel;
-    if (getenv("FAKE_OTEL_CTX"))
-        publish_otel_ctx();
-    if (!getenv("FAKE_NO_PUBLISH"))
-        PUBLISH(storage);
-    if (getenv("FAKE_READY"))
-        close(open(getenv("FAKE_READY"), O_CREAT | O_WRONLY, 0600));
-}
-EOF
-}
-
-# ins_host_source — a host program: dlopen()s argv[1] late (unless "-"), starts argv[2] idle
-# threads, touches HOST_READY, and waits.
-ins_host_source() {
-    cat <<'EOF'
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <fcntl.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-static void *idle(void *a) { (void)a; for (;;) pause(); return NULL; }
-int main(int argc, char **argv)
-{
-    if (argc < 3)
-        return 2;
-    if (strcmp(argv[1], "-") != 0 && !dlopen(argv[1], RTLD_NOW)) {
-        fprintf(stderr, "dlopen: %s\n", dlerror());
-        return 1;
-    }
-    for (int i = 0; i < atoi(argv[2]); i++) {
-        pthread_t t;
-        pthread_create(&t, NULL, idle, NULL);
-    }
-    if (getenv("HOST_READY"))
-        close(open(getenv("HOST_READY"), O_CREAT | O_WRONLY, 0600));
-    for (;;)
-        pause();
-}
-EOF
-}
-
-setup_file() {
-    local d=$BATS_FILE_TMPDIR
-    export FAKES=$d/fakes HOST=$d/host
-    command -v gcc >/dev/null || return 0 # the fake tests skip themselves
-    ins_fake_source >"$d/fake.c"
-    ins_host_source >"$d/host.c"
-    local cc="gcc -std=c11 -O1 -shared -fPIC -Wl,-z,now" gd="-ftls-model=global-dynamic"
-    local v
-    for v in good trad ie hidden size sysv nosh name; do mkdir -p "$FAKES/$v"; done
-    local so=elastic-jvmti-linux-fake.so
-    $cc $gd $DESC_DIALECT -o "$FAKES/good/$so" "$d/fake.c"
-    $cc $gd $TRAD_DIALECT -o "$FAKES/trad/$so" "$d/fake.c"
-    $cc -ftls-model=initial-exec -o "$FAKES/ie/$so" "$d/fake.c"
-    $cc $gd $DESC_DIALECT -DFAKE_HIDDEN_TLS -o "$FAKES/hidden/$so" "$d/fake.c"
-    $cc $gd $DESC_DIALECT -DFAKE_BAD_SIZE -o "$FAKES/size/$so" "$d/fake.c"
-    $cc $gd $DESC_DIALECT -Wl,--hash-style=sysv -o "$FAKES/sysv/$so" "$d/fake.c"
-    $cc $gd $DESC_DIALECT -o "$FAKES/name/libfake-apm-agent.so" "$d/fake.c"
-    # No section headers (what `strip --strip-section-headers` makes): the loader does not
-    # need them, the profiler does. Zero e_shoff, e_shnum and e_shstrndx.
-    cp "$FAKES/good/$so" "$FAKES/nosh/$so"
-    python3 - "$FAKES/nosh/$so" <<'EOF'
-import struct, sys
-b = bytearray(open(sys.argv[1], 'rb').read())
-struct.pack_into('<Q', b, 0x28, 0)
-struct.pack_into('<HH', b, 0x3c, 0, 0)
-open(sys.argv[1], 'wb').write(b)
-EOF
-    gcc -std=c11 -O1 -pthread -o "$HOST" "$d/host.c" -ldl
-}
+# built by make (tests/fixtures.mk): the stand-in agents, one folder per variant, and the host
+FAKES=$ROOT/build/tests/fixtures/fakes
+HOST=$ROOT/build/tests/fixtures/late_dlopen_host
 
 setup() {
     INS_PID=
@@ -241,17 +43,16 @@ teardown() {
 }
 
 need_fakes() {
-    [ -f "$FAKES/good/elastic-jvmti-linux-fake.so" ] || skip "gcc is needed to build the stand-in agents"
+    [ -f "$FAKES/good/elastic-jvmti-linux-fake.so" ] || skip "the stand-in agents are built by make test-helpers"
 }
 
 need_root() {
-    [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null || skip "needs root and setpriv"
+    if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then skip "needs root and setpriv"; fi
 }
 
 # ins_wait_file FILE — until FILE exists (5 s).
 ins_wait_file() {
-    local i
-    for i in $(seq 100); do
+    for _ in $(seq 100); do
         [ -e "$1" ] && return 0
         sleep 0.05
     done
@@ -276,9 +77,9 @@ ins_fake() {
 ins_plain() {
     "$@" 3>&- &
     INS_PID=$!
-    local i exe
+    local exe
     exe=$(command -v "$1")
-    for i in $(seq 100); do
+    for _ in $(seq 100); do
         [ "$(readlink "/proc/$INS_PID/exe" 2>/dev/null)" = "$(readlink -f "$exe")" ] && return 0
         sleep 0.05
     done
@@ -293,18 +94,13 @@ ins_json() {
     INS_STATUS=0
     "$INSPECT" --json "$@" "$pid" >"$BATS_TEST_TMPDIR/ins.json" 2>"$BATS_TEST_TMPDIR/ins.err" ||
         INS_STATUS=$?
-    python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$BATS_TEST_TMPDIR/ins.json"
+    json_eval_start
+    json_get "$BATS_TEST_TMPDIR/ins.json" j 1 >/dev/null # it is JSON
 }
 
 # ins_get EXPR — a Python expression over the last ins_json output bound to j; lists, dicts,
 # booleans and None print as JSON.
-ins_get() {
-    python3 -c 'import json,sys
-j = json.load(open(sys.argv[1]))
-v = eval(sys.argv[2])
-print(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else v)' \
-        "$BATS_TEST_TMPDIR/ins.json" "$1"
-}
+ins_get() { json_get "$BATS_TEST_TMPDIR/ins.json" j "$1"; }
 
 # ins_check NAME — "status detail" of check NAME in the last ins_json output.
 ins_check() {
@@ -464,17 +260,17 @@ ins_check() {
     [ "$(ins_get '[t["apm"] for t in j["threads"][1:]]')" = '[null, null, null]' ]
     [ "$(ins_get '[t["otel"] for t in j["threads"][1:]]')" = '[null, null, null]' ]
     [ "$(ins_get 'all(t["thread_pointer"].startswith("0x") and "error" not in t for t in j["threads"])')" = true ]
-    [ -z "$(grep -h '^State:' /proc/"$INS_PID"/task/*/status | grep -v 'S (sleeping)')" ]
+    every_line <(grep -h '^State:' /proc/"$INS_PID"/task/*/status) . 'S \(sleeping\)'
     # a stopped process stays stopped, and runs again on SIGCONT
     kill -STOP "$INS_PID"
     sleep 0.2
     ins_json "$INS_PID"
     [ "$INS_STATUS" -eq 0 ]
     [ "$(ins_get 'j["threads"][0]["apm"]["valid"]')" = 1 ]
-    [ -z "$(grep -h '^State:' /proc/"$INS_PID"/task/*/status | grep -v 'T (stopped)')" ]
+    every_line <(grep -h '^State:' /proc/"$INS_PID"/task/*/status) . 'T \(stopped\)'
     kill -CONT "$INS_PID"
     sleep 0.2
-    [ -z "$(grep -h '^State:' /proc/"$INS_PID"/task/*/status | grep -v 'S (sleeping)')" ]
+    every_line <(grep -h '^State:' /proc/"$INS_PID"/task/*/status) . 'S \(sleeping\)'
 }
 
 @test "--no-threads: no ptrace, threads SKIP and null" {
@@ -630,7 +426,8 @@ ins_check() {
 @test "/proc/PID/root + socket path longer than sun_path: socket FAIL, with the length" {
     need_fakes
     # the target binds it (<= 107 bytes), but the profiler's /proc/PID/root prefix overflows
-    local dir=$INS_DIR/$(printf 'd%.0s' $(seq 75))
+    local dir
+    dir=$INS_DIR/$(printf 'd%.0s' $(seq 75))
     mkdir "$dir"
     ins_fake good FAKE_SOCKET="$dir/s.sock"
     ins_json "$INS_PID" --no-threads
@@ -684,8 +481,7 @@ ins_check() {
         -u OTEL_SERVICE_NAME -u ELASTIC_APM_SERVICE_NAME -u OTEL_RESOURCE_ATTRIBUTES \
         LD_PRELOAD="$REAL_LIB" sleep 5 3>&- &
     INS_PID=$!
-    local i
-    for i in $(seq 100); do
+    for _ in $(seq 100); do
         "$INSPECT" --no-threads "$INS_PID" >/dev/null 2>&1 && break
         sleep 0.05
     done
@@ -706,8 +502,7 @@ ins_check() {
     TRACEPARENT=00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01 OTEL_SERVICE_NAME=tp-svc \
         LD_PRELOAD="$REAL_LIB" sleep 5 3>&- &
     INS_PID=$!
-    local i
-    for i in $(seq 100); do
+    for _ in $(seq 100); do
         "$INSPECT" --no-threads "$INS_PID" >/dev/null 2>&1 && break
         sleep 0.05
     done

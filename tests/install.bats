@@ -41,7 +41,7 @@ has_musl() { [ -f "$ROOT/build/musl/$MUSL_SONAME" ]; }
 @test "install: header, pkg-config file, proflink-run and the built tools" {
     cmp "$P/include/proflink.h" "$ROOT/include/proflink.h"
     [ -f "$P/lib/pkgconfig/proflink.pc" ]
-    ! grep -q '@[A-Z_]*@' "$P/lib/pkgconfig/proflink.pc"
+    refute grep -q '@[A-Z_]*@' "$P/lib/pkgconfig/proflink.pc"
     [ -x "$P/bin/proflink-run" ]
     grep -qx "installed_libdir='$PREFIX/lib'" "$P/bin/proflink-run"
     for tool in proflink-inspect proflink-agent; do
@@ -54,10 +54,11 @@ has_musl() { [ -f "$ROOT/build/musl/$MUSL_SONAME" ]; }
     for f in "${lines[@]}"; do
         case $f in
             ./usr/local/bin/proflink-run | ./usr/local/bin/proflink-inspect | ./usr/local/bin/proflink-agent) ;;
-            ./usr/local/lib/$SONAME | ./usr/local/lib/libproflink.so | ./usr/local/lib/libproflink.a) ;;
-            ./usr/local/lib/proflink/musl/$MUSL_SONAME | ./usr/local/lib/proflink/musl/libproflink.so) ;;
+            ./usr/local/lib/"$SONAME" | ./usr/local/lib/libproflink.so | ./usr/local/lib/libproflink.a) ;;
+            ./usr/local/lib/proflink/musl/"$MUSL_SONAME" | ./usr/local/lib/proflink/musl/libproflink.so) ;;
             ./usr/local/lib/proflink/musl/libproflink.a) ;;
-            ./usr/local/include/proflink.h | ./usr/local/lib/pkgconfig/proflink.pc) ;;
+            ./usr/local/include/proflink.h | ./usr/local/include/proflink.hpp) ;;
+            ./usr/local/lib/pkgconfig/proflink.pc) ;;
             *) echo "unexpected file $f"; false ;;
         esac
     done
@@ -81,7 +82,8 @@ has_musl() { [ -f "$ROOT/build/musl/$MUSL_SONAME" ]; }
     export PKG_CONFIG_PATH=$P/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$DEST
     run pkg-config --cflags --libs proflink
     [ "$status" -eq 0 ]
-    [ "$(echo $output)" = "-I$P/include -L$P/lib -lproflink" ]
+    read -ra words <<<"$output"
+    [ "${words[*]}" = "-I$P/include -L$P/lib -lproflink" ]
     run pkg-config --modversion proflink
     [ "$output" = "$(sed -n 's/^#define PROFLINK_VERSION_STRING "\(.*\)"/\1/p' "$ROOT/include/proflink.h")" ]
     # the paths where the libraries will be once the tree is in place (pkgconf would prefix
@@ -126,7 +128,8 @@ EOF
     printf '#include "proflink.h"\nint main(void) { return proflink_init() == 0 ? 0 : 1; }\n' >"$BATS_TEST_TMPDIR/s.c"
     # shellcheck disable=SC2046
     gcc -static -o "$BATS_TEST_TMPDIR/s" "$BATS_TEST_TMPDIR/s.c" $(pkg-config --static --cflags --libs proflink)
-    ! readelf -lW "$BATS_TEST_TMPDIR/s" | grep -q INTERP
+    readelf -lW "$BATS_TEST_TMPDIR/s" >"$BATS_TEST_TMPDIR/s.ph"
+    refute grep -q INTERP "$BATS_TEST_TMPDIR/s.ph"
     setup_sockdir
     "$BATS_TEST_TMPDIR/s"
     rm -rf "$SOCKDIR"

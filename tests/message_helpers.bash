@@ -1,6 +1,8 @@
 # message_helpers.bash — for the suites of the profiler-message side (messages, deferral, fifo):
 # a target program driven line by line (tests/helpers/api_message_target.c) and a sender that
 # talks to its socket the way the profiler does (tests/helpers/send_datagrams.c).
+# Variables here are used by the suites that load this file.
+# shellcheck disable=SC2034
 load helpers
 
 SENDER=$ROOT/build/tests/send_datagrams
@@ -23,7 +25,7 @@ start_msg_target() {
     ERR=$BATS_TEST_TMPDIR/target.err
     rm -f "$BATS_TEST_TMPDIR/cmd"
     mkfifo "$BATS_TEST_TMPDIR/cmd"
-    env "$@" LD_PRELOAD="$PRELOAD" "$HELPERS/api_message_target" <"$BATS_TEST_TMPDIR/cmd" \
+    env "$@" LD_PRELOAD="$PRELOAD" ${EMULATOR:+"$EMULATOR"} "$HELPERS/api_message_target" <"$BATS_TEST_TMPDIR/cmd" \
         >"$OUT" 2>"$ERR" &
     TARGET_PID=$!
     exec 8>"$BATS_TEST_TMPDIR/cmd"
@@ -46,7 +48,7 @@ api_start() {
 socket_of() {
     local i f
     for i in $(seq 100); do
-        f=$(ls "$SOCKDIR"/proflink-"$1"-*.sock 2>/dev/null | head -1)
+        f=$(compgen -G "$SOCKDIR/proflink-$1-*.sock" | head -1)
         [ -n "$f" ] && { echo "$f"; return 0; }
         sleep 0.05
     done
@@ -120,7 +122,7 @@ stop_msg_target() {
     [ -n "${TARGET_PID:-}" ] || return 0
     exec 8>&- 2>/dev/null || true
     local i
-    for i in $(seq 50); do
+    for _ in $(seq 50); do
         kill -0 "$TARGET_PID" 2>/dev/null || break
         sleep 0.1
     done

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # variants: glibc musl
-# The OpenTelemetry process context (OTEP 4719, DESIGN §1c): an OTEL_CTX mapping read from
+# The OpenTelemetry process context (OTEP 4719, README: formats): an OTEL_CTX mapping read from
 # outside by tests/otel_ctx_reader.py, an independent reader with its own protobuf decoder, and
 # cross-checked with protoc. "module:" tests drive the publisher directly (otel_ctx_driver, built
 # here for the variant's libc); "library:" tests preload the real library.
@@ -8,18 +8,6 @@
 load helpers
 
 setup_file() {
-    # the interpreter itself: a version-manager shim costs ~0.1 s per start, and we start many
-    OTEL_PY=$(python3 -c 'import sys; print(sys.executable)')
-    export OTEL_PY
-    local cc=gcc extra="-fsanitize=address,undefined -fno-omit-frame-pointer"
-    if [ "${PROFLINK_VARIANT:-glibc}" = musl ]; then
-        cc=musl-gcc extra=
-    fi
-    # shellcheck disable=SC2086
-    $cc -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -I"$ROOT/include" -I"$ROOT/preload" \
-        -pthread $extra -o "$BATS_FILE_TMPDIR/otel_ctx_driver" "$ROOT/tests/helpers/otel_ctx_driver.c"
-    gcc -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror \
-        -o "$BATS_FILE_TMPDIR/otel_seccomp_exec" "$ROOT/tests/helpers/otel_seccomp_exec.c"
     # The wire schema of ProcessContext and the OTLP messages it uses (field numbers and types
     # only), for protoc's typed decoding; one package is enough for the wire format.
     cat >"$BATS_FILE_TMPDIR/process_context.proto" <<'EOF'
@@ -45,10 +33,9 @@ EOF
 }
 
 setup() {
-    PY=${OTEL_PY:-python3}
     READER="$PY $BATS_TEST_DIRNAME/otel_ctx_reader.py"
-    DRIVER=$BATS_FILE_TMPDIR/otel_ctx_driver
-    SECCOMP=$BATS_FILE_TMPDIR/otel_seccomp_exec
+    DRIVER=$HELPERS/otel_ctx_driver              # built by make, for this variant's C library
+    SECCOMP=$ROOT/build/tests/otel_seccomp_exec
     PIDS=()
     setup_sockdir
     # the environment of the test runner must not leak into what is published
@@ -69,12 +56,12 @@ teardown() {
 # bg NAME CMD... — runs CMD in the background, stdout/stderr to $BATS_TEST_TMPDIR/NAME.out/.err;
 # waits until its first stdout line (the helpers print "ready PID RC" / "parent PID RC").
 bg() {
-    local name=$1 i
+    local name=$1
     shift
     "$@" >"$BATS_TEST_TMPDIR/$name.out" 2>"$BATS_TEST_TMPDIR/$name.err" &
     PIDS+=($!)
     BG_PID=$!
-    for i in $(seq 200); do
+    for _ in $(seq 200); do
         [ -s "$BATS_TEST_TMPDIR/$name.out" ] && return 0
         kill -0 "$BG_PID" 2>/dev/null || break
         sleep 0.025
@@ -87,12 +74,12 @@ bg() {
 # bg_preloaded NAME CMD... — the same under the library, waiting until the context is readable
 # (the target programs print nothing we could wait for).
 bg_preloaded() {
-    local name=$1 i
+    local name=$1
     shift
     LD_PRELOAD=$LIB "$@" >"$BATS_TEST_TMPDIR/$name.out" 2>"$BATS_TEST_TMPDIR/$name.err" &
     PIDS+=($!)
     BG_PID=$!
-    for i in $(seq 200); do
+    for _ in $(seq 200); do
         grep -q OTEL_CTX "/proc/$BG_PID/maps" 2>/dev/null && return 0
         kill -0 "$BG_PID" 2>/dev/null || break
         sleep 0.025
@@ -110,24 +97,24 @@ read_ctx() {
 }
 
 # cget EXPR — evaluates EXPR with `c` bound to the last read_ctx JSON.
-cget() {
-    $PY -c 'import json,sys; c=json.load(open(sys.argv[1])); v=eval(sys.argv[2]); print(json.dumps(v, ensure_ascii=False) if isinstance(v,(dict,list,bool)) or v is None else v)' \
-        "$BATS_TEST_TMPDIR/ctx.json" "$1"
-}
+cget() { json_get "$BATS_TEST_TMPDIR/ctx.json" c "$1"; }
 
-# check_identity — the attributes every context of ours carries.
+# check_identity [INSTANCE_ID] — the attributes every context of ours carries (the instance id
+# is a random UUID unless OTEL_RESOURCE_ATTRIBUTES gave INSTANCE_ID).
 check_identity() {
-    $PY - "$BATS_TEST_TMPDIR/ctx.json" <<'EOF'
+    $PY - "$BATS_TEST_TMPDIR/ctx.json" "${1:-}" <<'EOF'
 import json, re, sys
 c = json.load(open(sys.argv[1]))
+given = sys.argv[2]
 r, a = c["resource"], c["attributes"]
 assert c["version"] == 2 and c["published_at_ns"] > 0, c
 assert 0 < c["payload_size"] <= 65536, c["payload_size"]
 assert c["duplicate_keys"] == [], c["duplicate_keys"]
 assert r["telemetry.sdk.name"] == "proflink" and r["telemetry.sdk.version"] == "0.1.0", r
 assert r["telemetry.sdk.language"] == "cpp", r
-assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}",
-                    r["service.instance.id"]), r["service.instance.id"]
+assert (r["service.instance.id"] == given if given else
+        re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}",
+                     r["service.instance.id"])), r["service.instance.id"]
 assert a == {"threadlocal.schema_version": "tlsdesc_v1_dev",
              "threadlocal.attribute_key_map": ["local_root_span_id"]}, a
 EOF
@@ -169,7 +156,8 @@ need_lib() {
     # the payload lives outside the header page
     [ "$(cget 'int(c["payload_ptr"]) != int(c["address"], 16)')" = true ]
     # the memfd was closed once mapped: the program never sees an extra descriptor
-    ! ls -l "/proc/$pid/fd" | grep -q memfd
+    ls -l "/proc/$pid/fd" >"$BATS_TEST_TMPDIR/fds"
+    refute grep -q memfd "$BATS_TEST_TMPDIR/fds"
     # default service name: unknown_service:<executable>
     [ "$(cget 'c["resource"]["service.name"]')" = "unknown_service:otel_ctx_driver" ]
     [ "$(cget '"service.version" in c["resource"]')" = false ]
@@ -183,7 +171,7 @@ need_lib() {
     grep -q '"tlsdesc_v1_dev"' "$BATS_TEST_TMPDIR/raw.txt"
     protoc -I"$BATS_FILE_TMPDIR" --decode=pctx.ProcessContext process_context.proto \
         <"$BATS_TEST_TMPDIR/payload.bin" >"$BATS_TEST_TMPDIR/typed.txt" 2>"$BATS_TEST_TMPDIR/typed.err"
-    ! [ -s "$BATS_TEST_TMPDIR/typed.err" ]
+    refute [ -s "$BATS_TEST_TMPDIR/typed.err" ]
     grep -q 'key: "service.name"' "$BATS_TEST_TMPDIR/typed.txt"
     grep -q 'string_value: "svc"' "$BATS_TEST_TMPDIR/typed.txt"
     grep -q 'key: "threadlocal.attribute_key_map"' "$BATS_TEST_TMPDIR/typed.txt"
@@ -233,13 +221,14 @@ EOF
 }
 
 @test "module: every OTEL_RESOURCE_ATTRIBUTES member is published, percent-decoded" {
+    libc_independent
     make_unusual_attrs
     OTEL_SERVICE_NAME=svc OTEL_RESOURCE_ATTRIBUTES=$(cat "$BATS_TEST_TMPDIR/attrs.txt") \
         bg drv "$DRIVER" publish 10
     read -r _ pid rc <"$BATS_TEST_TMPDIR/drv.out"
     [ "$rc" = 0 ]
     read_ctx "$pid"
-    check_identity
+    check_identity not-ours # OTEL_RESOURCE_ATTRIBUTES may set the instance id (issue 9)
     [ "$(cget 'c["resource"]["service.name"]')" = svc ]
     $PY - "$BATS_TEST_TMPDIR" <<'EOF'
 import json, sys
@@ -258,7 +247,7 @@ assert got["dup"] == "last"
 assert got["with=equals,and,commas"] == "v=1,v=2"
 assert got["spaced.key"] == "spaced value"
 assert len(got["big.value"]) == 4096
-assert got["service.instance.id"] != "not-ours" and got["telemetry.sdk.name"] == "proflink"
+assert got["service.instance.id"] == "not-ours" and got["telemetry.sdk.name"] == "proflink"
 EOF
     # one warning for the malformed member, nothing else
     [ "$(grep -c 'proflink:' "$BATS_TEST_TMPDIR/drv.err")" = 1 ]
@@ -266,6 +255,7 @@ EOF
 }
 
 @test "module: invalid UTF-8 never reaches the payload (strict decoders would reject it all)" {
+    libc_independent
     OTEL_SERVICE_NAME=$'bad\xffname' OTEL_RESOURCE_ATTRIBUTES='v=ok%FFok%C3,k%FE=x,good=yes' \
         bg drv "$DRIVER" publish 10
     read -r _ pid _ <"$BATS_TEST_TMPDIR/drv.out"
@@ -279,6 +269,7 @@ EOF
 }
 
 @test "module: the payload stays within 64 KiB; essentials kept, the overflow dropped with one warning" {
+    libc_independent
     # 30 x 4 KiB: about twice what fits, and just under the kernel's 128 KiB limit for one
     # environment string (so OTEL_RESOURCE_ATTRIBUTES can never be much larger than this)
     attrs=$($PY -c 'print(",".join(f"big.{i:02d}=" + chr(97 + i % 26) * 4096 for i in range(30)))')
@@ -298,6 +289,7 @@ EOF
 }
 
 @test "module: hundreds of small attributes fit and keep their order" {
+    libc_independent
     attrs=$($PY -c 'print(",".join(f"k{i}=v{i}" for i in range(900)))')
     OTEL_RESOURCE_ATTRIBUTES="$attrs" bg drv "$DRIVER" publish 10
     read -r _ pid _ <"$BATS_TEST_TMPDIR/drv.out"
@@ -305,13 +297,13 @@ EOF
     check_identity
     [ "$(cget 'len(c["resource"])')" = 905 ]
     [ "$(cget '[k for k in c["resource"] if k[0] == "k"] == [f"k{i}" for i in range(900)]')" = true ]
-    ! [ -s "$BATS_TEST_TMPDIR/drv.err" ]
+    refute [ -s "$BATS_TEST_TMPDIR/drv.err" ]
 }
 
 @test "module: an update republishes in place with a strictly greater timestamp" {
     OTEL_RESOURCE_ATTRIBUTES='keep=me' bg drv "$DRIVER" update 5 10
     read -r _ pid _ <"$BATS_TEST_TMPDIR/drv.out"
-    for i in $(seq 50); do [ "$(wc -l <"$BATS_TEST_TMPDIR/drv.out")" -ge 6 ] && break; sleep 0.05; done
+    for _ in $(seq 50); do [ "$(wc -l <"$BATS_TEST_TMPDIR/drv.out")" -ge 6 ] && break; sleep 0.05; done
     # every update succeeded, each timestamp above the previous one
     awk '$1 == "update" { if ($3 != 0 || $4 <= prev) exit 1; prev = $4; n++ } END { exit n != 5 }' \
         "$BATS_TEST_TMPDIR/drv.out"
@@ -364,7 +356,7 @@ EOF
 
 @test "module: a fork child publishes its own context with a new service.instance.id" {
     OTEL_SERVICE_NAME=forky OTEL_RESOURCE_ATTRIBUTES='x=1' bg drv "$DRIVER" fork 10
-    for i in $(seq 100); do grep -q '^child' "$BATS_TEST_TMPDIR/drv.out" && break; sleep 0.05; done
+    for _ in $(seq 100); do grep -q '^child' "$BATS_TEST_TMPDIR/drv.out" && break; sleep 0.05; done
     parent=$(awk '$1 == "parent" { print $2 }' "$BATS_TEST_TMPDIR/drv.out")
     child=$(awk '$1 == "child" { print $2 }' "$BATS_TEST_TMPDIR/drv.out")
     PIDS+=("$child")
@@ -386,7 +378,7 @@ assert p["resource"] == c["resource"] and p["attributes"] == c["attributes"]
 assert c["resource"]["service.name"] == "forky" and c["resource"]["x"] == "1"
 assert c["published_at_ns"] > p["published_at_ns"]
 EOF
-    ! [ -s "$BATS_TEST_TMPDIR/drv.err" ]
+    refute [ -s "$BATS_TEST_TMPDIR/drv.err" ]
 }
 
 @test "module: memfd blocked by seccomp: the anonymous fallback is published" {
@@ -396,7 +388,7 @@ EOF
     grep -q 'memfd_create failed' "$BATS_TEST_TMPDIR/drv.err"
     addr=$(sed -n 's/.*OTEL_CTX: published at \(0x[0-9a-f]*\).*/\1/p' "$BATS_TEST_TMPDIR/drv.err")
     [ -n "$addr" ]
-    ! grep -q memfd "/proc/$pid/maps"
+    refute grep -q memfd "/proc/$pid/maps"
     read_ctx "$pid" --address "$addr"
     check_identity
     [ "$(cget 'c["perms"]')" = rw-p ]
@@ -423,7 +415,7 @@ EOF
     bg drv "$SECCOMP" -d "$DRIVER" publish 10
     read -r _ pid rc <"$BATS_TEST_TMPDIR/drv.out"
     [ "$rc" = -1 ]
-    ! grep -q OTEL_CTX "/proc/$pid/maps"
+    refute grep -q OTEL_CTX "/proc/$pid/maps"
     [ "$(grep -c 'proflink:' "$BATS_TEST_TMPDIR/drv.err")" = 1 ]
     grep -q 'MADV_DONTFORK' "$BATS_TEST_TMPDIR/drv.err"
 }
@@ -432,10 +424,11 @@ EOF
     PROFLINK_OTEL_CONTEXT=0 bg drv "$DRIVER" publish 10
     read -r _ pid rc <"$BATS_TEST_TMPDIR/drv.out"
     [ "$rc" = 0 ]
-    ! grep -q OTEL_CTX "/proc/$pid/maps"
+    refute grep -q OTEL_CTX "/proc/$pid/maps"
 }
 
 @test "module: the protobuf writer is canonical and never writes past its buffer" {
+    libc_independent
     "$DRIVER" pbcheck >"$BATS_TEST_TMPDIR/pb.bin"
     protoc --decode_raw <"$BATS_TEST_TMPDIR/pb.bin" >/dev/null
     # the same message from an independent minimal encoder, byte for byte
@@ -458,6 +451,7 @@ EOF
 }
 
 @test "reader: matches exactly the mapping names the readers accept" {
+    libc_independent
     $PY - "$BATS_TEST_DIRNAME" <<'EOF'
 import sys
 sys.path.insert(0, sys.argv[1])
@@ -500,7 +494,7 @@ EOF
     need_lib
     [ -x "$HELPERS/target_fork" ] || skip "target_fork not built"
     OTEL_SERVICE_NAME=lib-fork bg_preloaded tgt "$HELPERS/target_fork" 10
-    for i in $(seq 100); do grep -q '^child' "$BATS_TEST_TMPDIR/tgt.out" && break; sleep 0.05; done
+    for _ in $(seq 100); do grep -q '^child' "$BATS_TEST_TMPDIR/tgt.out" && break; sleep 0.05; done
     child=$(awk '$1 == "child" { print $2 }' "$BATS_TEST_TMPDIR/tgt.out")
     [ -n "$child" ]
     PIDS+=("$child")
@@ -516,20 +510,20 @@ EOF
 @test "library: PROFLINK_OTEL_CONTEXT=0 turns the process context off" {
     need_lib
     PROFLINK_OTEL_CONTEXT=0 bg tgt env LD_PRELOAD="$LIB" "$HELPERS/target_fork" 10
-    for i in $(seq 100); do grep -q '^child' "$BATS_TEST_TMPDIR/tgt.out" && break; sleep 0.05; done
+    for _ in $(seq 100); do grep -q '^child' "$BATS_TEST_TMPDIR/tgt.out" && break; sleep 0.05; done
     child=$(awk '$1 == "child" { print $2 }' "$BATS_TEST_TMPDIR/tgt.out")
     [ -n "$child" ]
     PIDS+=("$child")
     grep -q elastic-jvmti-linux-proflink "/proc/$BG_PID/maps" # the library is there, and active
-    ! grep -q OTEL_CTX "/proc/$BG_PID/maps"
-    ! grep -q OTEL_CTX "/proc/$child/maps"
+    refute grep -q OTEL_CTX "/proc/$BG_PID/maps"
+    refute grep -q OTEL_CTX "/proc/$child/maps"
 }
 
 @test "library: memfd blocked by seccomp: the anonymous fallback is published" {
     need_lib
     PROFLINK_LOG=debug bg drv "$SECCOMP" -m env LD_PRELOAD="$LIB" "$HELPERS/target_threads" 1 10 \
         || true # target_threads prints once its threads run; the context is there before that
-    for i in $(seq 100); do grep -q 'OTEL_CTX: published at' "$BATS_TEST_TMPDIR/drv.err" && break; sleep 0.05; done
+    for _ in $(seq 100); do grep -q 'OTEL_CTX: published at' "$BATS_TEST_TMPDIR/drv.err" && break; sleep 0.05; done
     addr=$(sed -n 's/.*OTEL_CTX: published at \(0x[0-9a-f]*\).*/\1/p' "$BATS_TEST_TMPDIR/drv.err")
     [ -n "$addr" ]
     grep -q 'memfd_create failed' "$BATS_TEST_TMPDIR/drv.err"

@@ -9,36 +9,13 @@ RUN=$ROOT/scripts/proflink-run
 GLIBC_LIB=$ROOT/build/elastic-jvmti-linux-proflink-$ARCH.so
 MUSL_LIB=$ROOT/build/musl/elastic-jvmti-linux-proflink-musl-$ARCH.so
 
-setup_file() {
-    local d=$BATS_FILE_TMPDIR
-    # showenv: prints its arguments and LD_PRELOAD, exits with $SHOWENV_STATUS (default 0)
-    cat >"$d/showenv.c" <<'EOF'
-#include <stdio.h>
-#include <stdlib.h>
-int main(int argc, char **argv)
-{
-    const char *p = getenv("LD_PRELOAD"), *st = getenv("SHOWENV_STATUS");
-    for (int i = 1; i < argc; i++)
-        printf("arg %s\n", argv[i]);
-    printf("LD_PRELOAD=%s\n", p ? p : "(unset)");
-    return st ? atoi(st) : 0;
-}
-EOF
-    gcc -O1 -o "$d/showenv_glibc" "$d/showenv.c"
-    if command -v musl-gcc >/dev/null; then
-        musl-gcc -O1 -o "$d/showenv_musl" "$d/showenv.c"
-    fi
-    gcc -O1 -static -o "$d/showenv_static" "$d/showenv.c" 2>/dev/null || true
-    # an unrelated preload library, to see that proflink-run keeps it
-    echo 'int other_preload_marker = 1;' >"$d/other.c"
-    gcc -shared -fPIC -o "$d/libother.so" "$d/other.c"
-}
+FIX=$ROOT/build/tests/fixtures # built by make (tests/fixtures.mk)
 
 setup() { setup_sockdir; }
 teardown() { stop_target; rm -rf "$SOCKDIR"; }
 
-need_musl() { [ -x "$BATS_FILE_TMPDIR/showenv_musl" ] || skip "musl-gcc is not installed"; }
-need_static() { [ -x "$BATS_FILE_TMPDIR/showenv_static" ] || skip "no static libc (libc.a) to link a static program"; }
+need_musl() { [ -x "$FIX/showenv_musl" ] || skip "musl-gcc is not installed"; }
+need_static() { [ -x "$FIX/showenv_static" ] || skip "no static libc (libc.a) to link a static program"; }
 
 # maps_has PID LIB: LIB is mapped in PID
 maps_has() { grep -qF " $2" "/proc/$1/maps"; }
@@ -60,7 +37,7 @@ maps_has() { grep -qF " $2" "/proc/$1/maps"; }
     TARGET_PID=$!
     wait_attachable "$TARGET_PID"
     maps_has "$TARGET_PID" "$GLIBC_LIB"
-    ! maps_has "$TARGET_PID" "$MUSL_LIB"
+    refute maps_has "$TARGET_PID" "$MUSL_LIB"
     [ "$(readlink "/proc/$TARGET_PID/exe")" = "$ROOT/build/tests/target_threads" ] # exec'd, no wrapper left
     stop_target
     [ -x "$ROOT/build/tests/musl/target_threads" ] || skip "musl helpers are not built"
@@ -68,7 +45,7 @@ maps_has() { grep -qF " $2" "/proc/$1/maps"; }
     TARGET_PID=$!
     wait_attachable "$TARGET_PID"
     maps_has "$TARGET_PID" "$MUSL_LIB"
-    ! maps_has "$TARGET_PID" "$GLIBC_LIB"
+    refute maps_has "$TARGET_PID" "$GLIBC_LIB"
     inspect_json "$TARGET_PID"
     [ "$(jget 'j["attachable"]')" = true ]
     [ "$(jget 'sum(1 for t in j["threads"] if t["comm"].startswith("worker-") and t["apm"])')" = 2 ]
@@ -76,17 +53,20 @@ maps_has() { grep -qF " $2" "/proc/$1/maps"; }
 
 @test "a static program runs unchanged, with a single warning and no LD_PRELOAD" {
     need_static
-    run --separate-stderr env -u LD_PRELOAD SHOWENV_STATUS=3 "$RUN" "$BATS_FILE_TMPDIR/showenv_static" x
+    run --separate-stderr env -u LD_PRELOAD SHOWENV_STATUS=3 "$RUN" "$FIX/showenv_static" x
     [ "$status" -eq 3 ]
     [ "$output" = "$(printf 'arg x\nLD_PRELOAD=(unset)')" ]
+    # shellcheck disable=SC2154 # set by run --separate-stderr
     [ "${#stderr_lines[@]}" -eq 1 ]
     [[ "${stderr_lines[0]}" == "proflink-run: warning: "*"statically linked"*"running it without proflink" ]]
-    run --separate-stderr "$RUN" --print-lib "$BATS_FILE_TMPDIR/showenv_static"
+    run --separate-stderr "$RUN" --print-lib "$FIX/showenv_static"
     [ "$status" -eq 1 ]
     [ -z "$output" ]
+    # shellcheck disable=SC2154 # set by run --separate-stderr
     [[ "$stderr" == *"statically linked"* ]]
 }
 
+# shellcheck disable=SC2016 # expanded by the script under test
 @test "a #! script is judged by its interpreter: sh and env python3 get glibc, a musl interpreter musl" {
     printf '#!/bin/sh\necho "LD_PRELOAD=$LD_PRELOAD"\n' >"$BATS_TEST_TMPDIR/s.sh"
     printf '#!/usr/bin/env python3\nimport os\nprint(os.environ["LD_PRELOAD"])\n' >"$BATS_TEST_TMPDIR/s.py"
@@ -99,7 +79,7 @@ maps_has() { grep -qF " $2" "/proc/$1/maps"; }
     [ "$output" = "$GLIBC_LIB" ]
     need_musl
     # interpreter given by path, and through env with options and assignments before it
-    printf '#!%s\n' "$BATS_FILE_TMPDIR/showenv_musl" >"$BATS_TEST_TMPDIR/m1"
+    printf '#!%s\n' "$FIX/showenv_musl" >"$BATS_TEST_TMPDIR/m1"
     printf '#!/usr/bin/env -i A=1 showenv_musl\n' >"$BATS_TEST_TMPDIR/m2"
     chmod +x "$BATS_TEST_TMPDIR/m1" "$BATS_TEST_TMPDIR/m2"
     run env -u LD_PRELOAD "$RUN" "$BATS_TEST_TMPDIR/m1" y
@@ -107,19 +87,19 @@ maps_has() { grep -qF " $2" "/proc/$1/maps"; }
     [ "${lines[0]}" = "arg $BATS_TEST_TMPDIR/m1" ]
     [ "${lines[1]}" = "arg y" ]
     [ "${lines[2]}" = "LD_PRELOAD=$MUSL_LIB" ]
-    run env PATH="$BATS_FILE_TMPDIR:$PATH" "$RUN" --print-lib "$BATS_TEST_TMPDIR/m2"
+    run env PATH="$FIX:$PATH" "$RUN" --print-lib "$BATS_TEST_TMPDIR/m2"
     [ "$output" = "$MUSL_LIB" ]
 }
 
 @test "a script run by a static interpreter, and a file that is neither ELF nor script, run unchanged with one warning" {
     need_static
-    printf '#!%s\n' "$BATS_FILE_TMPDIR/showenv_static" >"$BATS_TEST_TMPDIR/st"
+    printf '#!%s\n' "$FIX/showenv_static" >"$BATS_TEST_TMPDIR/st"
     chmod +x "$BATS_TEST_TMPDIR/st"
     run --separate-stderr env -u LD_PRELOAD "$RUN" "$BATS_TEST_TMPDIR/st"
     [ "$status" -eq 0 ]
     [ "${lines[1]}" = "LD_PRELOAD=(unset)" ]
     [ "${#stderr_lines[@]}" -eq 1 ]
-    [[ "$stderr" == *"(run by $BATS_FILE_TMPDIR/showenv_static) is statically linked"* ]]
+    [[ "$stderr" == *"(run by $FIX/showenv_static) is statically linked"* ]]
     printf 'echo plain\n' >"$BATS_TEST_TMPDIR/plain"
     chmod +x "$BATS_TEST_TMPDIR/plain"
     run --separate-stderr "$RUN" --print-lib "$BATS_TEST_TMPDIR/plain"
@@ -128,15 +108,15 @@ maps_has() { grep -qF " $2" "/proc/$1/maps"; }
 }
 
 @test "LD_PRELOAD: ours first, the rest kept in order, no duplicate, the other variant dropped" {
-    other=$BATS_FILE_TMPDIR/libother.so
-    run env LD_PRELOAD="$other" "$RUN" "$BATS_FILE_TMPDIR/showenv_glibc"
+    other=$FIX/libother.so
+    run env LD_PRELOAD="$other" "$RUN" "$FIX/showenv_glibc"
     [ "${lines[0]}" = "LD_PRELOAD=$GLIBC_LIB:$other" ]
-    run env LD_PRELOAD="$GLIBC_LIB $other:$GLIBC_LIB" "$RUN" "$BATS_FILE_TMPDIR/showenv_glibc"
+    run env LD_PRELOAD="$GLIBC_LIB $other:$GLIBC_LIB" "$RUN" "$FIX/showenv_glibc"
     [ "${lines[0]}" = "LD_PRELOAD=$GLIBC_LIB:$other" ]
     need_musl
     # a musl program dies (status 127) if the glibc library is preloaded into it: it is dropped
-    run -127 env LD_PRELOAD="$GLIBC_LIB" "$BATS_FILE_TMPDIR/showenv_musl"
-    run env LD_PRELOAD="$GLIBC_LIB:$other" SHOWENV_STATUS=0 "$RUN" "$BATS_FILE_TMPDIR/showenv_musl"
+    run -127 env LD_PRELOAD="$GLIBC_LIB" "$FIX/showenv_musl"
+    run env LD_PRELOAD="$GLIBC_LIB:$other" SHOWENV_STATUS=0 "$RUN" "$FIX/showenv_musl"
     [ "$status" -eq 0 ]
     [ "${lines[0]}" = "LD_PRELOAD=$MUSL_LIB:$other" ]
 }
@@ -147,7 +127,7 @@ maps_has() { grep -qF " $2" "/proc/$1/maps"; }
     run "$RUN" -- printf '%s|' 'a b' '' '--service' '*'
     [ "$status" -eq 0 ]
     [ "$output" = "a b||--service|*|" ]
-    run env SHOWENV_STATUS=5 "$RUN" "$BATS_FILE_TMPDIR/showenv_glibc"
+    run env SHOWENV_STATUS=5 "$RUN" "$FIX/showenv_glibc"
     [ "$status" -eq 5 ]
 }
 
@@ -225,8 +205,8 @@ maps_has() { grep -qF " $2" "/proc/$1/maps"; }
     run env PATH="$bin" "$bb" sh "$RUN" --print-lib "$ROOT/build/tests/target_threads"
     [ "$status" -eq 0 ]
     [ "$output" = "$GLIBC_LIB" ]
-    if [ -x "$BATS_FILE_TMPDIR/showenv_musl" ]; then
-        run env PATH="$bin" LD_PRELOAD= "$bb" sh "$RUN" "$BATS_FILE_TMPDIR/showenv_musl"
+    if [ -x "$FIX/showenv_musl" ]; then
+        run env PATH="$bin" LD_PRELOAD= "$bb" sh "$RUN" "$FIX/showenv_musl"
         [ "$status" -eq 0 ]
         [ "$output" = "LD_PRELOAD=$MUSL_LIB" ]
     fi

@@ -31,12 +31,13 @@ EOF
     mkdir -p "$d/files/dir"
     for f in zeta alpha 'with space' Mid; do echo "$f" >"$d/files/dir/$f"; done
     seq 2000 | sed 's/$/ line/' | sort -R --random-source=/dev/zero >"$d/files/lines"
-    printf '#include <stdio.h>\nint main(void) { puts("hello from gcc"); return 3; }\n' >"$d/files/hello.c"
+    cp "$ROOT/tests/fixtures/hello.c" "$d/files/hello.c"
     printf 'all: out.txt\n\t@cat out.txt\nout.txt:\n\t@echo made-by-make >$@\n' >"$d/files/Makefile"
-    if command -v musl-gcc >/dev/null; then
-        musl-gcc -o "$d/files/hello_musl" "$d/files/hello.c"
-    fi
-    gcc -static -o "$d/files/hello_static" "$d/files/hello.c" 2>/dev/null || true
+    # built by make (tests/fixtures.mk) where musl-gcc and a static libc are installed
+    local p
+    for p in hello_musl hello_static; do
+        if [ -x "$ROOT/build/tests/fixtures/$p" ]; then cp "$ROOT/build/tests/fixtures/$p" "$d/files/"; fi
+    done
 }
 
 setup() {
@@ -79,7 +80,7 @@ same() {
     [ "$status" -eq 0 ]
     [ "${lines[0]}" -ge 1 ]
     [ "${lines[1]}" = "$LIB" ]
-    [ ! -s /etc/ld.so.preload ] || ! grep -qF "$LIB" /etc/ld.so.preload # the host is untouched
+    if [ -s /etc/ld.so.preload ]; then refute grep -qF "$LIB" /etc/ld.so.preload; fi # the host is untouched
 }
 
 @test "coreutils: ls, cat, sort, sha256sum, wc behave the same" {
@@ -90,6 +91,7 @@ same() {
     same 'cat lines | sort | uniq -c | sort -rn | head -2; wc -l lines'
 }
 
+# shellcheck disable=SC2016 # expanded by the shell under test
 @test "bash and sh: pipelines, subshells, background jobs and exit statuses" {
     same 'bash -c "echo \$((6*7)); (exit 5); echo \$?; for i in 1 2 3; do (echo job \$i) & wait; done; exit 9"'
     same 'bash -c "set -o pipefail; false | true; echo \$?"; echo "sh \$(echo nested)"'
@@ -111,6 +113,7 @@ sys.exit(4)"'
 @test "git: --version, init, commit, log in a temporary directory" {
     command -v git >/dev/null || skip "git is not installed"
     same 'git --version'
+    # shellcheck disable=SC2016 # expanded by the shell under test
     same 'export GIT_AUTHOR_DATE="2020-01-01T00:00:00Z" GIT_COMMITTER_DATE="2020-01-01T00:00:00Z" HOME=$PWD
           git init -q repo && cd repo && cp ../lines . && git add lines &&
           git -c user.name=t -c user.email=t@example.com commit -q -m first &&
@@ -152,7 +155,7 @@ sys.exit(4)"'
 # start_pair ENV...: in the namespace, starts "sleep" and "tail -f /dev/null" under a shell
 # with ENV; sets SLEEP_PID, TAIL_PID and SH_PID and waits until both run.
 start_pair() {
-    local out=$BATS_TEST_TMPDIR/pair.out i
+    local out=$BATS_TEST_TMPDIR/pair.out
     env "$@" unshare -m --propagation private "$BATS_FILE_TMPDIR/ns_run.sh" "$LIB" \
         sh -c 'sleep 20 & echo "sleep $!"; tail -f /dev/null & echo "tail $!"; wait' >"$out" 2>&1 &
     SH_PID=$!
@@ -161,7 +164,7 @@ start_pair() {
     SLEEP_PID=$(sed -n 's/^sleep //p' "$out")
     TAIL_PID=$(sed -n 's/^tail //p' "$out")
     KILL_PIDS="$SLEEP_PID $TAIL_PID $SH_PID"
-    for i in $(seq 100); do
+    for _ in $(seq 100); do
         grep -q elastic-jvmti-linux "/proc/$SLEEP_PID/maps" 2>/dev/null &&
             grep -q elastic-jvmti-linux "/proc/$TAIL_PID/maps" 2>/dev/null && return 0
         sleep 0.05
@@ -172,16 +175,16 @@ start_pair() {
 # published PID: the process has a socket file, storage and an OTel context
 published() {
     wait_attachable "$1"
-    ls "$SOCKDIR" | grep -q "^proflink-$1-"
+    compgen -G "$SOCKDIR/proflink-$1-*" >/dev/null
     grep -q OTEL_CTX "/proc/$1/maps"
 }
 
 # inert PID: the library is loaded, but nothing was created and every pointer is NULL
 inert() {
     grep -q elastic-jvmti-linux "/proc/$1/maps"
-    ! ls "$SOCKDIR" | grep -q "^proflink-$1-"
-    ! grep -q OTEL_CTX "/proc/$1/maps"
-    [ "$(ls "/proc/$1/task" | wc -l)" -eq 1 ] # no reader thread
+    refute compgen -G "$SOCKDIR/proflink-$1-*"
+    refute grep -q OTEL_CTX "/proc/$1/maps"
+    [ "$(find "/proc/$1/task" -mindepth 1 -maxdepth 1 | wc -l)" -eq 1 ] # no reader thread
     run "$INSPECT" --json "$1"
     [ "$status" -eq 1 ]
     echo "$output" >"$BATS_TEST_TMPDIR/inspect.json"
@@ -195,7 +198,7 @@ inert() {
     published "$SLEEP_PID"
     inert "$TAIL_PID"
     inert "$SH_PID"
-    [ "$(ls "$SOCKDIR" | wc -l)" -eq 1 ]
+    [ "$(find "$SOCKDIR" -mindepth 1 -maxdepth 1 | wc -l)" -eq 1 ]
 }
 
 @test "PROFLINK_EXCLUDE: the matching program creates nothing, the others publish" {
@@ -219,13 +222,13 @@ inert() {
     cp "$HELPERS/target_threads" "$d/suid" && chown root:root "$d/suid" && chmod 4755 "$d/suid"
     ns setpriv --reuid=65534 --regid=65534 --clear-groups "$d/suid" 2 1 >"$d/out" 2>"$d/err" &
     KILL_PIDS=$!
-    for i in $(seq 50); do grep -q ready "$d/out" 2>/dev/null && break; sleep 0.05; done
+    for _ in $(seq 50); do grep -q ready "$d/out" 2>/dev/null && break; sleep 0.05; done
     pid=$(pgrep -n -f "^$d/suid")
     grep -q elastic-jvmti-linux-proflink "/proc/$pid/maps" # loaded through /etc/ld.so.preload
-    ! ls /tmp/proflink-"$pid"-*.sock 2>/dev/null            # but created nothing
-    ! grep -q OTEL_CTX "/proc/$pid/maps"
-    ! grep -qx proflink-reader /proc/"$pid"/task/*/comm
+    refute ls /tmp/proflink-"$pid"-*.sock 2>/dev/null            # but created nothing
+    refute grep -q OTEL_CTX "/proc/$pid/maps"
+    refute grep -qx proflink-reader /proc/"$pid"/task/*/comm
     wait "$KILL_PIDS"
-    grep -q done "$d/out"
+    grep -q 'done' "$d/out"
     rm -rf "$d"
 }

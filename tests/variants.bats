@@ -5,6 +5,7 @@
 # TLSDESC argument word is the offset from the thread pointer, checked against the addresses
 # the threads themselves see), and a program of this libc is fully visible from outside.
 load helpers
+load elf_contract
 
 setup() { setup_sockdir; }
 teardown() { stop_target; rm -rf "$SOCKDIR"; }
@@ -15,50 +16,27 @@ case $ARCH in
 esac
 
 @test "ELF: R_*_TLSDESC relocations name both TLS pointers, and nothing relaxes them" {
-    run readelf -rW "$LIB"
-    [ "$status" -eq 0 ]
-    echo "$output" | grep -E "$TLSDESC +[0-9a-f]+ +elastic_apm_profiling_correlation_tls_v1 "
-    echo "$output" | grep -E "$TLSDESC +[0-9a-f]+ +otel_thread_ctx_v1 "
-    # the dialects the reader cannot use: module/offset pairs and initial-exec offsets
-    ! echo "$output" | grep -E 'DTPMOD|DTPOFF|TPOFF' | grep -E 'correlation_tls_v1|otel_thread_ctx_v1'
-    # section headers are present (the reader walks SHT_RELA sections)
-    [ "$(readelf -hW "$LIB" | awk '/Number of section headers/ {print $NF}')" -gt 0 ]
+    elf_tlsdesc "$LIB" "$TLSDESC"
 }
 
 @test "ELF: the storage symbol is an 8-byte object and the TLS pointers are 8-byte TLS, all exported" {
-    run readelf -sW --dyn-syms "$LIB"
-    [ "$status" -eq 0 ]
-    dyn=$(echo "$output" | sed -n "/Symbol table '.dynsym'/,/Symbol table '.symtab'/p")
-    echo "$dyn" | grep -E ' 8 OBJECT +GLOBAL +DEFAULT +[0-9]+ elastic_apm_profiling_correlation_process_storage_v1$'
-    echo "$dyn" | grep -E ' 8 TLS +GLOBAL +DEFAULT +[0-9]+ elastic_apm_profiling_correlation_tls_v1$'
-    echo "$dyn" | grep -E ' 8 TLS +GLOBAL +DEFAULT +[0-9]+ otel_thread_ctx_v1$'
+    elf_symbols "$LIB"
 }
 
 @test "ELF: file name, SONAME, C library and load-time binding match the variant" {
-    base=$(basename "$LIB")
-    [[ "$base" =~ ^elastic-jvmti-linux-[A-Za-z0-9_-]*\.so$ ]] # the reader's file name pattern
-    run readelf -dW "$LIB"
-    echo "$output" | grep -F "Library soname: [$base]"
-    echo "$output" | grep -E 'FLAGS.*(BIND_NOW|NOW)'
-    if [ "$VARIANT" = musl ]; then
-        [[ "$base" == *-musl-* ]]
-        echo "$output" | grep -F 'Shared library: [libc.so]'
-        ! echo "$output" | grep -F 'libc.so.6'
-    else
-        echo "$output" | grep -F 'Shared library: [libc.so.6]'
-    fi
+    elf_identity "$LIB" "$LIBC"
 }
 
 @test "ELF: the tracer API and nothing internal is exported" {
-    exports=$(nm -D --defined-only "$LIB" | awk '$2 ~ /[TDBV]/ {print $3}' | sed 's/@.*//' | sort)
-    for f in proflink_set_trace proflink_set_traceparent proflink_clear_trace proflink_get_trace \
-        proflink_set_message_callback proflink_end_transaction proflink_samples_delay_ms \
-        proflink_host_id proflink_get_stats proflink_version proflink_init; do
-        echo "$exports" | grep -qx "$f" || { echo "missing export $f"; false; }
-    done
-    # internal helpers stay hidden: nothing but the contract symbols, the API and the interposer
-    extra=$(echo "$exports" | grep -vE '^(proflink_[a-z_]+|elastic_apm_profiling_correlation_(process_storage|tls)_v1|otel_thread_ctx_v1|pthread_create|_init|_fini)$' || true)
-    [ -z "$extra" ] || { echo "unexpected exports: $extra"; false; }
+    elf_exports "$LIB"
+}
+
+@test "ELF: every undefined symbol is defined by the variant's C library" {
+    if [ "$VARIANT" = musl ]; then
+        elf_resolvable "$LIB" /usr/lib/"$(uname -m)"-linux-musl/libc.so
+    else
+        elf_resolvable "$LIB" /lib/"$(gcc -dumpmachine)"/libc.so.6 /lib64/ld-linux-x86-64.so.2
+    fi
 }
 
 # tls_truth PID FILE: for every "tls TID TP ADDR VALUE" line of target_tlsaddr in FILE, checks that
@@ -66,7 +44,7 @@ esac
 # thread pointer is the address the thread itself sees, and that the pointer stored there is
 # the one the thread sees. Prints the word.
 tls_truth() {
-    python3 - "$1" "$2" "$LIB" "$TLSDESC" <<'EOF'
+    "$PY" - "$1" "$2" "$LIB" "$TLSDESC" <<'EOF'
 import struct, sys
 pid, lines, lib, want = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 rtype = {'R_X86_64_TLSDESC': 36, 'R_AARCH64_TLSDESC': 1031}[want]
@@ -125,7 +103,11 @@ EOF
     [ "$status" -eq 0 ]
     [ "${lines[1]}" = "threads 4" ]
     word=${lines[0]#word }
-    [ "$word" -lt 0 ] # x86_64 and aarch64 variant II/I: below / above the thread pointer
+    # static TLS lies below the thread pointer on x86_64 (variant II), above it on aarch64 (I)
+    case $ARCH in
+        x86_64) [ "$word" -lt 0 ] ;;
+        aarch64) [ "$word" -gt 0 ] ;;
+    esac
     # the outside reader derives the same offset and the same per-thread thread pointers
     inspect_json "$TARGET_PID"
     [ "$(jget 'j["tls_offset"]')" = "$word" ]
@@ -195,5 +177,5 @@ EOF
     [ "$(jget 'j["attachable"]')" = false ]
     [ "$(jget 'j["threads"]')" = null ] || [ "$(jget 'sum(1 for t in j["threads"] if t["apm"])')" = 0 ]
     [ -z "$(ls -A "$SOCKDIR")" ]
-    ! grep -q OTEL_CTX "/proc/$TARGET_PID/maps"
+    refute grep -q OTEL_CTX "/proc/$TARGET_PID/maps"
 }

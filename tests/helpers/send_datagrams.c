@@ -1,7 +1,8 @@
 /* send_datagrams — sends datagrams to a process's profiler socket the way the eBPF profiler
  * does: an unbound SOCK_DGRAM socket, sendto("/proc/PID/root" + PATH, MSG_DONTWAIT).
  *
- * usage: send_datagrams [--drop] [--minor N] PID SOCKET_PATH COMMAND ARGS…
+ * usage: send_datagrams [--drop] [--minor N] [--every-us N] PID SOCKET_PATH COMMAND ARGS…
+ *   --every-us N: a pause of N microseconds after each datagram (a steady rate)
  *   corr TRACE_HEX32 TXN_HEX16 STACK_HEX32 COUNT [REPEAT]   correlation(s), minor 1 (--minor)
  *   reg DELAY_MS                          registration minor 1
  *   reg DELAY_MS HOST_ID                  registration minor 2 (--minor) with a host id
@@ -27,6 +28,7 @@
 static int fd;
 static struct sockaddr_un addr;
 static int drop_mode;
+static long every_us;
 static unsigned long sent, dropped;
 
 static void die(const char *what)
@@ -41,7 +43,7 @@ static void send_one(const void *buf, size_t len)
     for (int tries = 0;; tries++) {
         if (sendto(fd, buf, len, MSG_DONTWAIT, (struct sockaddr *)&addr, sizeof addr) >= 0) {
             sent++;
-            return;
+            break;
         }
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS)
             die("sendto");
@@ -50,9 +52,13 @@ static void send_one(const void *buf, size_t len)
                 fprintf(stderr, "send_datagrams: nobody reads for 3 s; dropping from now on\n");
             drop_mode = 1;
             dropped++;
-            return;
+            break;
         }
         nanosleep(&pause, NULL);
+    }
+    if (every_us > 0) {
+        struct timespec gap = {every_us / 1000000, (every_us % 1000000) * 1000};
+        nanosleep(&gap, NULL);
     }
 }
 
@@ -133,6 +139,8 @@ int main(int argc, char **argv)
             drop_mode = 1;
         else if (!strcmp(argv[a], "--minor") && a + 1 < argc)
             minor = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--every-us") && a + 1 < argc)
+            every_us = atol(argv[++a]);
         else
             break;
     }

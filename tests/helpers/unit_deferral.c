@@ -20,6 +20,8 @@
 #include "../../preload/deferral.c"
 #include "../../preload/json.c"
 #include "../../preload/message_api.c"
+#include "../../preload/profiler_state.c"
+#include "../../preload/pull_queue.c"
 #include "../../preload/records.c"
 #include "../../preload/txqueue.c"
 
@@ -75,7 +77,7 @@ static void *reader(void *arg)
 {
     (void)arg;
     while (!atomic_load(&stop_reader)) {
-        int64_t wait = deferral_run(deferral_now_ns());
+        int64_t wait = deferral_run(deferral_now_ns(), 16);
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         uint64_t w = wait < 0 ? 20000000ull : (uint64_t)wait; /* stop flag every 20 ms */

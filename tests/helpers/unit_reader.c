@@ -400,25 +400,30 @@ static void test_accum_expire_and_model(void)
 static void test_txqueue_single(void)
 {
     struct txqueue q;
-    CHECK(txq_init(&q, 5) == 0);
-    struct txq_item it = {0};
-    int wake;
-    CHECK(txq_peek(&q) == NULL);
-    for (uint64_t lap = 0; lap < 50; lap++) {
-        for (int i = 0; i < 5; i++) {
-            it.end_ns = lap * 10 + (uint64_t)i;
-            CHECK(txq_push(&q, &it, &wake) == 1);
-            CHECK(wake == (i == 0));
+    /* every capacity from 1 up: full at exactly cap, FIFO, nothing lost or overwritten */
+    for (uint32_t cap = 1; cap <= 6; cap++) {
+        CHECK(txq_init(&q, cap) == 0);
+        struct txq_item it = {0}, got;
+        uint64_t head_end;
+        int wake;
+        CHECK(txq_take(&q, UINT64_MAX, &got, &head_end) == TXQ_EMPTY);
+        for (uint64_t lap = 0; lap < 50; lap++) {
+            for (uint32_t i = 0; i < cap; i++) {
+                it.end_ns = lap * 10 + i + 1;
+                CHECK(txq_push(&q, &it, &wake) == 1);
+                CHECK(wake == (i == 0));
+            }
+            CHECK(txq_push(&q, &it, &wake) == 0); /* full */
+            CHECK(txq_take(&q, lap * 10, &got, &head_end) == TXQ_NOT_DUE);
+            CHECK(head_end == lap * 10 + 1);
+            for (uint32_t i = 0; i < cap; i++) {
+                CHECK(txq_take(&q, UINT64_MAX, &got, &head_end) == TXQ_TAKEN);
+                CHECK(got.end_ns == lap * 10 + i + 1);
+            }
+            CHECK(txq_take(&q, UINT64_MAX, &got, &head_end) == TXQ_EMPTY);
         }
-        CHECK(txq_push(&q, &it, &wake) == 0); /* full */
-        for (int i = 0; i < 5; i++) {
-            const struct txq_item *h = txq_peek(&q);
-            CHECK(h && h->end_ns == lap * 10 + (uint64_t)i);
-            txq_pop(&q);
-        }
-        CHECK(txq_peek(&q) == NULL);
+        txq_free(&q);
     }
-    txq_free(&q);
 }
 
 #define PRODUCERS 4
@@ -449,11 +454,13 @@ static void test_txqueue_stress(void)
     pthread_t th[PRODUCERS];
     for (uintptr_t p = 0; p < PRODUCERS; p++)
         pthread_create(&th[p], NULL, producer, (void *)p);
-    uint64_t next[PRODUCERS] = {0}, got = 0;
+    uint64_t next[PRODUCERS] = {0}, got_n = 0;
     int order_ok = 1, lost_wakeup = 0;
-    while (got < (uint64_t)PRODUCERS * PER_PRODUCER) {
-        const struct txq_item *h = txq_peek(&sq);
-        if (!h) {
+    while (got_n < (uint64_t)PRODUCERS * PER_PRODUCER) {
+        struct txq_item got;
+        uint64_t head_end;
+        const struct txq_item *h = &got;
+        if (txq_take(&sq, UINT64_MAX, &got, &head_end) != TXQ_TAKEN) {
             /* "sleep" like the reader: a producer must post if we may miss its item */
             struct timespec deadline;
             clock_gettime(CLOCK_REALTIME, &deadline);
@@ -469,14 +476,13 @@ static void test_txqueue_stress(void)
             order_ok = 0; /* each producer's items arrive in its order, once */
         else
             next[p]++;
-        txq_pop(&sq);
-        got++;
+        got_n++;
     }
     for (int p = 0; p < PRODUCERS; p++)
         pthread_join(th[p], NULL);
     CHECK(!lost_wakeup);
     CHECK(order_ok);
-    CHECK(got == (uint64_t)PRODUCERS * PER_PRODUCER);
+    CHECK(got_n == (uint64_t)PRODUCERS * PER_PRODUCER);
     txq_free(&sq);
     sem_destroy(&wakeups);
 }

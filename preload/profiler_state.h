@@ -1,8 +1,10 @@
-/* message_api.h — state shared between the message-side API (message_api.c: the exported
- * functions of include/proflink.h) and the reader thread: the tracer's message callback, and
- * what the profiler told us (samples-delay-ms, host id, "a profiler is talking to us"). */
-#ifndef PROFLINK_MESSAGE_API_H
-#define PROFLINK_MESSAGE_API_H
+/* profiler_state.h — what the profiler told us (samples-delay-ms, host id, "a profiler is
+ * talking to us") and the tracer's message callback: state written by the reader thread (what
+ * it received) and by the message-side API (message_api.c: the exported functions), read by
+ * both and by the deferral. Its own module so that the reader only reads and dispatches, and
+ * no module calls back into the one that calls it. */
+#ifndef PROFLINK_PROFILER_STATE_H
+#define PROFLINK_PROFILER_STATE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +14,8 @@
 #define DEFAULT_SAMPLES_DELAY_MS 1000
 #define HOST_ID_MAX 255 /* bytes kept of a registered host id */
 
+/* Replaces the callback pair (proflink_set_message_callback); never waits for a callback. */
+void message_callback_set(proflink_message_fn fn, void *user);
 /* The callback in force and its user pointer, read as one consistent pair. */
 void message_callback_get(proflink_message_fn *fn, void **user);
 
@@ -27,10 +31,13 @@ int profiler_seen(void);
 /* The delay in force, in ms. */
 uint32_t profiler_delay_ms(void);
 
+/* The registered host id, NUL-terminated and cut to cap - 1 (proflink_host_id). */
+size_t profiler_host_id(char *buf, size_t cap);
+
 /* pthread_atfork: the locks of this module. A child keeps the callback and what the profiler
  * said (a fact about the host, which the child shares). */
-void message_api_fork_prepare(void);
-void message_api_fork_parent(void);
-void message_api_fork_child(void);
+void profiler_state_fork_prepare(void);
+void profiler_state_fork_parent(void);
+void profiler_state_fork_child(void);
 
 #endif
