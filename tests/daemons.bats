@@ -245,6 +245,7 @@ same_run() {
     same_run "$HELPERS/target_exits" exec "$HELPERS/target_static_true"
     same_run "$HELPERS/target_exits" exec /bin/true
     same_run "$HELPERS/target_exits" forks 300
+    # shellcheck disable=SC2016 # $0 is the inner shell's
     same_run bash -c 'for i in 1 2 3; do /bin/true; done; exec "$0" true' /bin/busybox
 }
 
@@ -341,8 +342,9 @@ for i in range(300000):
     # dead pids (beyond pid_max), names exactly like proflink's sockets
     os.close(os.open("%s/proflink-%d-%08x.sock" % (d, 4194304 + 1 + i, i), os.O_CREAT | os.O_WRONLY, 0o600))
 EOF
-    local i n
-    for i in 1 2 3; do
+    local run n
+    for run in 1 2 3; do
+        echo "start $run"
         ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR=$full PROFLINK_LOG=debug \
             LD_PRELOAD=$LIB /bin/true 2>"$WORK/sweep.err"
         n=$(sed -n 's/.*socket sweep of .*: \([0-9]*\) entries examined.*/\1/p' "$WORK/sweep.err")
