@@ -24,21 +24,15 @@ __attribute__((noreturn)) static void exit_group_now(int status)
         syscall(SYS_exit_group, status);
 }
 
-PROFLINK_EXPORT void _exit(int status)
+__attribute__((noreturn)) static void leave(exit_fn f, int status)
 {
     runtime_remove_socket();
-    exit_fn f = next__exit();
     if (f)
         f(status);
     exit_group_now(status);
 }
 
-PROFLINK_EXPORT void _Exit(int status)
-{
-    runtime_remove_socket();
-    exit_fn f = next__Exit();
-    if (f)
-        f(status);
-    exit_group_now(status);
-}
+PROFLINK_EXPORT void _exit(int status) { leave(next__exit(), status); }
+
+PROFLINK_EXPORT void _Exit(int status) { leave(next__Exit(), status); }
 #endif

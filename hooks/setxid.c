@@ -56,32 +56,23 @@ static void before(uid_t euid, gid_t egid)
     errno = saved_errno;
 }
 
-#define UID_HOOK(next, new_euid, ...)                                                          \
+/* new_euid / new_egid: what the call sets, NONE / GNONE for "unchanged". */
+#define CRED_HOOK(next, new_euid, new_egid, ...)                                               \
     do {                                                                                       \
         __typeof__(next()) f = next();                                                         \
         if (!f)                                                                                \
             return missing();                                                                  \
-        if ((new_euid) != NONE)                                                                \
-            before((new_euid), GNONE);                                                         \
+        if ((new_euid) != NONE || (new_egid) != GNONE)                                         \
+            before((new_euid), (new_egid));                                                    \
         return followed(f(__VA_ARGS__));                                                       \
     } while (0)
 
-#define GID_HOOK(next, new_egid, ...)                                                          \
-    do {                                                                                       \
-        __typeof__(next()) f = next();                                                         \
-        if (!f)                                                                                \
-            return missing();                                                                  \
-        if ((new_egid) != GNONE)                                                               \
-            before(NONE, (new_egid));                                                          \
-        return followed(f(__VA_ARGS__));                                                       \
-    } while (0)
-
-PROFLINK_EXPORT int setuid(uid_t uid) { UID_HOOK(next_setuid, uid, uid); }
-PROFLINK_EXPORT int seteuid(uid_t euid) { UID_HOOK(next_seteuid, euid, euid); }
-PROFLINK_EXPORT int setreuid(uid_t r, uid_t e) { UID_HOOK(next_setreuid, e, r, e); }
-PROFLINK_EXPORT int setresuid(uid_t r, uid_t e, uid_t s) { UID_HOOK(next_setresuid, e, r, e, s); }
-PROFLINK_EXPORT int setgid(gid_t gid) { GID_HOOK(next_setgid, gid, gid); }
-PROFLINK_EXPORT int setegid(gid_t egid) { GID_HOOK(next_setegid, egid, egid); }
-PROFLINK_EXPORT int setregid(gid_t r, gid_t e) { GID_HOOK(next_setregid, e, r, e); }
-PROFLINK_EXPORT int setresgid(gid_t r, gid_t e, gid_t s) { GID_HOOK(next_setresgid, e, r, e, s); }
+PROFLINK_EXPORT int setuid(uid_t uid) { CRED_HOOK(next_setuid, uid, GNONE, uid); }
+PROFLINK_EXPORT int seteuid(uid_t euid) { CRED_HOOK(next_seteuid, euid, GNONE, euid); }
+PROFLINK_EXPORT int setreuid(uid_t r, uid_t e) { CRED_HOOK(next_setreuid, e, GNONE, r, e); }
+PROFLINK_EXPORT int setresuid(uid_t r, uid_t e, uid_t s) { CRED_HOOK(next_setresuid, e, GNONE, r, e, s); }
+PROFLINK_EXPORT int setgid(gid_t gid) { CRED_HOOK(next_setgid, NONE, gid, gid); }
+PROFLINK_EXPORT int setegid(gid_t egid) { CRED_HOOK(next_setegid, NONE, egid, egid); }
+PROFLINK_EXPORT int setregid(gid_t r, gid_t e) { CRED_HOOK(next_setregid, NONE, e, r, e); }
+PROFLINK_EXPORT int setresgid(gid_t r, gid_t e, gid_t s) { CRED_HOOK(next_setresgid, NONE, e, r, e, s); }
 #endif

@@ -82,8 +82,8 @@ EOF
 
 # nginx_workers DIR — prints the worker pids once the master has 4 of them (10 s).
 nginx_workers() {
-    local dir=$1 i master workers
-    for i in $(seq 200); do
+    local dir=$1 master workers
+    for _ in $(seq 200); do
         master=$(cat "$dir/nginx.pid" 2>/dev/null || true)
         if [ -n "$master" ]; then
             workers=$(pgrep -P "$master" || true)
@@ -182,8 +182,8 @@ EOF
     LD_PRELOAD=$LIB memcached -u nobody -l 127.0.0.1 -p "$MEMCACHED_PORT" -U 0 -t 2 \
         >"$WORK/mc.out" 2>"$WORK/mc.err" &
     PIDS+=("$!")
-    local pid=$! i
-    for i in $(seq 200); do
+    local pid=$!
+    for _ in $(seq 200); do
         [ "$(awk '/^Uid:/ {print $3}' "/proc/$pid/status" 2>/dev/null)" = 65534 ] && break
         sleep 0.05
     done
@@ -297,7 +297,7 @@ assert j["attachable"] and j["socket"]["connect"] == "ok", j["checks"]' "$BATS_T
 
 @test "a socket directory others can write to is refused with one warning; a symlink swap changes no file's mode" {
     useradd --no-create-home --shell /usr/sbin/nologin "$ATTACKER"
-    local open=$WORK/open victim=$WORK/victim i
+    local open=$WORK/open victim=$WORK/victim
     mkdir -m 0777 "$open"
     echo secret >"$victim"
     chmod 0644 "$victim"
@@ -307,7 +307,7 @@ assert j["attachable"] and j["socket"]["connect"] == "ok", j["checks"]' "$BATS_T
     PIDS+=("$!")
     local attacker=$!
     wait_for_line "$WORK/attack.out" '^ready$'
-    for i in $(seq 20); do
+    for _ in $(seq 20); do
         ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR=$open TMPDIR=$SOCKDIR \
             LD_PRELOAD=$LIB /bin/true 2>"$WORK/err"
         [ "$(grep -c 'writable by others' "$WORK/err")" = 1 ]
@@ -324,7 +324,7 @@ assert j["attachable"] and j["socket"]["connect"] == "ok", j["checks"]' "$BATS_T
     PIDS+=("$!")
     attacker=$!
     wait_for_line "$WORK/attack2.out" '^ready$'
-    for i in $(seq 20); do
+    for _ in $(seq 20); do
         LD_PRELOAD=$LIB /bin/true
     done
     kill -INT "$attacker"
