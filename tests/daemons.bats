@@ -48,8 +48,7 @@ no_files() {
 
 # wait_gone PID — until the process has exited (10 s).
 wait_gone() {
-    local i
-    for i in $(seq 200); do
+    for _ in $(seq 200); do
         kill -0 "$1" 2>/dev/null || return 0
         sleep 0.05
     done
