@@ -378,3 +378,20 @@ PY
     kill -USR1 "$pid"
     wait_gone "$pid"
 }
+
+@test "threads made through a pthread_create proflink does not interpose are named as lacking a record, not PASS" {
+    LD_PRELOAD=$LIB "$HELPERS/target_bypass_threads" >"$WORK/b.out" 2>"$WORK/b.err" &
+    PIDS+=("$!")
+    local pid=$!
+    wait_for_line "$WORK/b.out" '^ready$'
+    "$INSPECT" --json "$pid" >"$BATS_TEST_TMPDIR/b.json"
+    python3 - "$BATS_TEST_TMPDIR/b.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+threads = {c["name"]: c for c in j["checks"]}["threads"]
+assert threads["status"] == "warn" and "2 without a record" in threads["detail"], threads
+assert sum(1 for t in j["threads"] if t["apm"]) == 2, j["threads"]
+PY
+    kill -USR1 "$pid"
+    wait_gone "$pid"
+}

@@ -391,22 +391,28 @@ static void check_threads(struct report *r, int stop)
     free(tids);
     free(src.list);
     size_t shared = mark_shared_tps(r);
-    size_t failed = 0, with_apm = 0, active = 0, with_otel = 0, unpublished = 0;
+    size_t failed = 0, with_apm = 0, active = 0, with_otel = 0, unpublished = 0, bare = 0;
     for (size_t i = 0; i < r->nthreads; i++) {
         const struct thread_report *tr = &r->threads[i];
         unpublished += tr->unpublished;
+        /* proflink's own reader has no record by design */
+        bare += tr->tp_ok && !tr->err[0] && !tr->has_apm && strcmp(tr->comm, "proflink-reader");
         failed += tr->err[0] != '\0' && !tr->unpublished;
         with_apm += tr->has_apm && !tr->unpublished;
         active += tr->has_apm && !tr->unpublished && tr->apm.valid && tr->apm.trace_present;
         with_otel += tr->has_otel && !tr->unpublished;
     }
     (void)shared;
-    set(c, failed || unpublished ? ST_WARN : ST_PASS,
+    set(c, failed || unpublished || bare ? ST_WARN : ST_PASS,
         "%zu thread(s): %zu with an apm record (%zu with an active trace), %zu with an OTel record",
         r->nthreads, with_apm, active, with_otel);
     if (unpublished)
         add(c, "; %zu created without pthread_create (raw clone), without a record of their own",
             unpublished);
+    if (bare)
+        add(c, "; %zu without a record (started before proflink, or created through a "
+               "pthread_create it does not interpose, e.g. one a library found with "
+               "dlsym(RTLD_NEXT); such a thread gets one on its first API call)", bare);
     if (failed)
         add(c, "; %zu could not be read (see below)", failed);
     add(c, stop ? "; thread pointers read by stopping each thread for a moment (--stop)"
