@@ -228,6 +228,8 @@ typedef struct proflink_stats {
     uint64_t ids_evicted;            /* stack-trace ids dropped to keep memory bounded */
     uint64_t threads_seen;           /* thread records created */
     uint64_t pull_overflows;         /* pull queue full: results dropped (take them sooner) */
+    uint64_t http_requests_traced;   /* PROFLINK_HTTP: request heads with a valid traceparent */
+    uint64_t http_requests_untraced; /* PROFLINK_HTTP: request heads without one */
 } proflink_stats;
 
 /* Fills *out (size = sizeof(proflink_stats) of the caller, so that older callers keep working

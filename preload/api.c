@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "export.h"
+#include "http_thread.h"
 #include "ids.h"
 #include "proflink.h"
 #include "runtime.h"
@@ -14,6 +15,7 @@ PROFLINK_EXPORT void proflink_set_trace(const uint8_t trace_id[16], const uint8_
 {
     if (__builtin_expect(!trace_id || !span_id, 0))
         return;
+    http_thread_api_took();
     struct thread_block *b = thread_block_self_or_create();
     if (__builtin_expect(!b, 0))
         return;
@@ -42,6 +44,7 @@ static inline int id8_zero(const uint8_t id[8])
 
 static inline void context_apply(struct thread_block *b, const proflink_context *ctx)
 {
+    http_thread_api_took();
     if (!ctx || id16_zero(ctx->trace_id)) {
         thread_block_clear(b);
         return;
@@ -86,6 +89,7 @@ PROFLINK_EXPORT int proflink_swap_context(const proflink_context *next, proflink
 
 PROFLINK_EXPORT void proflink_clear_trace(void)
 {
+    http_thread_api_took();
     struct thread_block *b = thread_block_self_or_create();
     if (__builtin_expect(b != NULL, 1))
         thread_block_clear(b);

@@ -223,6 +223,7 @@ void config_load(struct config *cfg)
      * trace for the rest of its life. Starting from the process context is never wrong. */
     cfg->inherit = parse_bool("PROFLINK_INHERIT", 0);
     cfg->otel_context = parse_bool("PROFLINK_OTEL_CONTEXT", 1);
+    cfg->http = parse_bool("PROFLINK_HTTP", 0);
     load_identity(cfg);
     load_traceparent(cfg);
 }

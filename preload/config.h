@@ -21,6 +21,7 @@ struct config {
     int selected;     /* PROFLINK_INCLUDE/EXCLUDE let this program activate */
     int inherit;      /* PROFLINK_INHERIT */
     int otel_context; /* PROFLINK_OTEL_CONTEXT */
+    int http;         /* PROFLINK_HTTP: read traceparent from accepted HTTP/1.x connections */
     uint32_t buffer_size;
     char socket_dir[PATH_MAX]; /* configured dir, "" = default ($TMPDIR, else /tmp) */
     char fifo_path[PATH_MAX];  /* "" = off */

@@ -12,6 +12,7 @@
 #include "config.h"
 #include "export.h"
 #include "hooks.h"
+#include "http_conn.h"
 #include "log.h"
 #include "otel_process_ctx.h"
 #include "process_storage.h"
@@ -101,6 +102,13 @@ static int start_once(void)
     }
     atomic_store_explicit(&active, 1, memory_order_release);
     hooks_install_fork_handlers();
+#ifndef PROFLINK_STATIC
+    if (cfg->http) /* the hooks (hooks/http_io.c) exist in the preload builds only */
+        http_conn_enable();
+#else
+    if (cfg->http)
+        log_warn("PROFLINK_HTTP needs the preloaded library; ignored in a static program");
+#endif
     reader_start(fd, socket_path);
     socket_cleanup_stale(socket_dir, socket_path);
     log_info("active: service %s, socket %s", cfg->service_name, socket_path);

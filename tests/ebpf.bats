@@ -79,3 +79,36 @@ sample() {
     # no context: the OTel pointer stays NULL
     every_line "$BATS_TEST_TMPDIR/samples" '^otel' ' null$'
 }
+
+# served_by FILE — the thread id an HTTP test server answered with
+served_by() { tr -d '[:space:]' <"$1"; }
+
+@test "eBPF: an unmodified HTTP server under concurrent traced requests (PROFLINK_HTTP=1)" {
+    local port=18870 t tids=() traces=(4bf92f3577b34da6a3ce929d0e0e4736 5a3e1d7c9b8f4e2a6c0d1b3f5e7a9c11)
+    PROFLINK_HTTP=1 start_target "$HELPERS/target_http_server" "$port"
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^listening'
+    local clients=()
+    for t in "${traces[@]}"; do
+        curl -s -H "traceparent: 00-$t-$TP_SPAN-01" "http://127.0.0.1:$port/spin?ms=6000" \
+            >"$BATS_TEST_TMPDIR/resp.$t" 3>&- &
+        clients+=($!)
+    done
+    # both requests are being served (one thread each besides the main one)
+    for _ in $(seq 100); do
+        [ "$(find "/proc/$TARGET_PID/task" -mindepth 1 -maxdepth 1 | wc -l)" -ge 3 ] && break
+        sleep 0.05
+    done
+    sample
+    wait "${clients[@]}" # not a bare wait: the server is a child of this shell too
+    for t in "${traces[@]}"; do tids+=("$(served_by "$BATS_TEST_TMPDIR/resp.$t")"); done
+    [ "${tids[0]}" != "${tids[1]}" ]
+    span=$(le64 "$TP_SPAN")
+    for i in 0 1; do
+        t=${traces[$i]}
+        hi=$(le64 "${t:0:16}") lo=$(le64 "${t:16:16}")
+        # the thread that served request i was sampled, and every sample of it carries trace i
+        [ "$(grep -c "^apm ${tids[$i]} " "$BATS_TEST_TMPDIR/samples")" -gt 5 ]
+        every_line "$BATS_TEST_TMPDIR/samples" "^apm ${tids[$i]} " " 1 1 1 $hi $lo $span$"
+        every_line "$BATS_TEST_TMPDIR/samples" "^otel ${tids[$i]} " " 1 $hi $lo$"
+    done
+}

@@ -1,5 +1,6 @@
 # make fuzz — fuzzes the datagram parser, the JSON records and the id table
-# (tests/fuzz/fuzz_messages.c) for FUZZ_TIME seconds. With clang's libFuzzer when it works
+# (tests/fuzz/fuzz_messages.c), then the HTTP request scanner (tests/fuzz/fuzz_http_scan.c),
+# each for FUZZ_TIME seconds. With clang's libFuzzer when it works
 # here, else with a standalone driver that feeds a seeded random corpus (ASan/UBSan both ways).
 FUZZ_CC     ?= clang
 FUZZ_TIME   ?= 20
@@ -9,21 +10,35 @@ FUZZ_DEPS   := tests/fuzz/fuzz_messages.c preload/accum.c preload/accum.h preloa
                preload/base64url.h preload/json.c preload/json.h preload/messages.c \
                preload/messages.h preload/records.c preload/records.h include/proflink.h
 
-.PHONY: fuzz
-fuzz: $(FUZZ_DEPS) | $(BUILD)
-	@mkdir -p $(BUILD)/fuzz/corpus
+# fuzz_target NAME CORPUS MAX_LEN RUNS_PER_S — builds tests/fuzz/NAME.c and runs it for
+# FUZZ_TIME seconds: libFuzzer when $(FUZZ_CC) has it, else the standalone random driver.
+define fuzz_target
 	@if printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' \
 	    | $(FUZZ_CC) -x c -fsanitize=fuzzer - -o $(BUILD)/fuzz/probe 2>/dev/null; then \
-	  echo "fuzz: libFuzzer ($(FUZZ_CC)), $(FUZZ_TIME) s"; \
+	  echo "$(1): libFuzzer ($(FUZZ_CC)), $(FUZZ_TIME) s"; \
 	  $(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined \
-	    -o $(BUILD)/fuzz/fuzz_messages tests/fuzz/fuzz_messages.c && \
-	  { $(BUILD)/fuzz/fuzz_messages -max_total_time=$(FUZZ_TIME) -max_len=1200 \
-	    $(BUILD)/fuzz/corpus >$(BUILD)/fuzz/log 2>&1; rc=$$?; \
-	    grep -E '^(Done|==|SUMMARY|fuzz_messages)' $(BUILD)/fuzz/log; \
-	    test $$rc -eq 0 || { tail -40 $(BUILD)/fuzz/log; exit 1; }; }; \
+	    -o $(BUILD)/fuzz/$(1) tests/fuzz/$(1).c && \
+	  { $(BUILD)/fuzz/$(1) -max_total_time=$(FUZZ_TIME) -max_len=$(3) \
+	    $(2) >$(BUILD)/fuzz/$(1).log 2>&1; rc=$$?; \
+	    grep -E '^(Done|==|SUMMARY|$(1))' $(BUILD)/fuzz/$(1).log; \
+	    test $$rc -eq 0 || { tail -40 $(BUILD)/fuzz/$(1).log; exit 1; }; }; \
 	else \
-	  echo "fuzz: libFuzzer unavailable with $(FUZZ_CC); standalone random driver"; \
+	  echo "$(1): libFuzzer unavailable with $(FUZZ_CC); standalone random driver"; \
 	  $(CC) $(FUZZ_CFLAGS) -DFUZZ_STANDALONE -fsanitize=address,undefined \
-	    -o $(BUILD)/fuzz/fuzz_messages tests/fuzz/fuzz_messages.c && \
-	  $(BUILD)/fuzz/fuzz_messages -runs=$$(( $(FUZZ_TIME) * 100000 )); \
+	    -o $(BUILD)/fuzz/$(1) tests/fuzz/$(1).c && \
+	  $(BUILD)/fuzz/$(1) -runs=$$(( $(FUZZ_TIME) * $(4) )); \
 	fi
+endef
+
+.PHONY: fuzz fuzz-http
+fuzz: $(FUZZ_DEPS) | $(BUILD)
+	@mkdir -p $(BUILD)/fuzz/corpus
+	$(call fuzz_target,fuzz_messages,$(BUILD)/fuzz/corpus,1200,100000)
+
+# The HTTP request scanner (tests/fuzz/fuzz_http_scan.c), the same way, after the parser.
+FUZZ_HTTP_DEPS := tests/fuzz/fuzz_http_scan.c tests/fuzz/http_scan_seed preload/http_scan.c \
+                  preload/http_scan.h preload/ids.c preload/ids.h
+fuzz: fuzz-http
+fuzz-http: $(FUZZ_HTTP_DEPS) | $(BUILD)
+	@mkdir -p $(BUILD)/fuzz/http_corpus && cp tests/fuzz/http_scan_seed $(BUILD)/fuzz/http_corpus/
+	$(call fuzz_target,fuzz_http_scan,$(BUILD)/fuzz/http_corpus,12000,20000)

@@ -68,6 +68,7 @@
 #include <string.h>
 
 #include "target_attach.h"
+#include "target_http.h"
 #include "target_libc_threads.h"
 #include "target_json.h"
 #include "target_otel.h"
@@ -112,6 +113,7 @@ struct report {
     char otel_err[TARGET_ERRLEN];
     struct target_otel_ctx otel;
     const struct target_pb_value *key_map; /* threadlocal.attribute_key_map, if published */
+    int http; /* PROFLINK_HTTP reading: 1 on, 0 off, -1 unknown (target_http.h) */
 };
 
 static void set(struct check *c, enum status st, const char *fmt, ...)
@@ -548,6 +550,9 @@ static void print_human(const struct report *r, int attachable)
             print_kvs("attribute", &r->otel.pc.attributes);
         }
     }
+    if (r->http >= 0)
+        printf("INFO  http     traceparent of HTTP/1.x requests %s (PROFLINK_HTTP)\n",
+               r->http ? "read: each request's thread shows its trace" : "not read");
     printf("%s\n", attachable ? "result: attachable (the apmint profiler would attach)"
                               : "result: NOT attachable (the apmint profiler would not attach)");
 }
@@ -775,6 +780,10 @@ static void print_json(const struct report *r, int attachable)
         target_json_null(&j, "threads");
     }
     json_otel(&j, r);
+    if (r->http >= 0)
+        target_json_bool(&j, "http_reading", r->http);
+    else
+        target_json_null(&j, "http_reading");
     target_json_end_object(&j);
 }
 
@@ -868,6 +877,7 @@ int main(int argc, char **argv)
     else
         check_elf(&r);
     int elf_ok = r.c[C_ELF].st == ST_PASS || r.c[C_ELF].st == ST_WARN;
+    r.http = elf_ok ? target_http_reading(&r.t) : -1;
     if (elf_ok) {
         check_tls(&r);
         check_storage(&r);

@@ -1,0 +1,140 @@
+/* http_io — what HTTP reading (PROFLINK_HTTP) costs, measured in one process run under the
+ * preloaded library with or without the option (bench/run.sh alternates the two):
+ *   http_io file N        ns per read() of 4 KiB from a regular file
+ *   http_io sock N        ns per recv() of 64 bytes from a stream socket that is not an
+ *                         accepted connection (socketpair), the "one cheap check" path
+ *   http_io keepalive S   requests per second for S seconds: a thread-per-connection server
+ *                         thread answering one keep-alive client over TCP on 127.0.0.1, each
+ *                         request carrying a traceparent
+ * Prints "<mode> <value>". */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void die(const char *what)
+{
+    perror(what);
+    exit(1);
+}
+
+static void bench_file(long n)
+{
+    char path[] = "/tmp/http_io_bench.XXXXXX", buf[4096] = {0};
+    int fd = mkstemp(path);
+    if (fd < 0)
+        die("mkstemp");
+    unlink(path);
+    for (int i = 0; i < 256; i++) /* 1 MiB, in the page cache */
+        if (write(fd, buf, sizeof buf) != (ssize_t)sizeof buf)
+            die("write");
+    lseek(fd, 0, SEEK_SET);
+    double t0 = now_s();
+    for (long i = 0; i < n; i++) {
+        ssize_t r = read(fd, buf, sizeof buf);
+        if (r == 0)
+            lseek(fd, 0, SEEK_SET);
+        else if (r < 0)
+            die("read");
+    }
+    printf("file %.1f\n", (now_s() - t0) * 1e9 / n);
+}
+
+static void bench_sock(long n)
+{
+    int sv[2];
+    char buf[64] = {0};
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+        die("socketpair");
+    double t0 = now_s();
+    for (long i = 0; i < n; i++) {
+        if (write(sv[0], buf, sizeof buf) != (ssize_t)sizeof buf)
+            die("write");
+        if (recv(sv[1], buf, sizeof buf, 0) != (ssize_t)sizeof buf)
+            die("recv");
+    }
+    printf("sock %.1f\n", (now_s() - t0) * 1e9 / n);
+}
+
+static const char request[] =
+    "GET /item/42 HTTP/1.1\r\nHost: bench\r\nUser-Agent: http_io\r\nAccept: */*\r\n"
+    "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n\r\n";
+static const char response[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+/* The server side of one connection: read a head (it arrives whole), answer. */
+static void *serve(void *arg)
+{
+    int ls = (int)(long)arg;
+    int fd = accept(ls, NULL, NULL);
+    char buf[1024];
+    while (read(fd, buf, sizeof buf) > 0)
+        if (write(fd, response, sizeof response - 1) < 0)
+            break;
+    close(fd);
+    return NULL;
+}
+
+static void bench_keepalive(double seconds)
+{
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (bind(ls, (struct sockaddr *)&a, sizeof a) != 0 || listen(ls, 1) != 0 ||
+        getsockname(ls, (struct sockaddr *)&a, &len) != 0)
+        die("listen");
+    pthread_t th;
+    pthread_create(&th, NULL, serve, (void *)(long)ls);
+    int c = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    if (connect(c, (struct sockaddr *)&a, sizeof a) != 0)
+        die("connect");
+    setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    char buf[256];
+    long n = 0;
+    double t0 = now_s(), t;
+    do {
+        for (int i = 0; i < 100; i++, n++) {
+            if (write(c, request, sizeof request - 1) != (ssize_t)sizeof request - 1)
+                die("write");
+            size_t got = 0;
+            while (got < sizeof response - 1) {
+                ssize_t r = read(c, buf, sizeof buf);
+                if (r <= 0)
+                    die("read");
+                got += (size_t)r;
+            }
+        }
+        t = now_s() - t0;
+    } while (t < seconds);
+    close(c);
+    pthread_join(th, NULL);
+    printf("keepalive %.0f\n", n / t);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3)
+        return 2;
+    if (!strcmp(argv[1], "file"))
+        bench_file(atol(argv[2]));
+    else if (!strcmp(argv[1], "sock"))
+        bench_sock(atol(argv[2]));
+    else if (!strcmp(argv[1], "keepalive"))
+        bench_keepalive(atof(argv[2]));
+    else
+        return 2;
+    return 0;
+}

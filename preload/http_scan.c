@@ -1,0 +1,478 @@
+/* http_scan.c — the HTTP/1.x request scanner (see http_scan.h). A byte-at-a-time state machine
+ * for heads (so a head may be cut anywhere), bulk skipping for bodies. Anything that is not a
+ * well-formed HTTP/1.x request ends the scanning of the connection ("dead"): a server speaking
+ * another protocol, TLS or HTTP/2 is never misread as carrying a trace. */
+#include "http_scan.h"
+
+#include <string.h>
+
+enum state {
+    S_IDLE,          /* before a request line (empty lines allowed, RFC 9112 §2.2) */
+    S_METHOD,
+    S_TARGET,
+    S_VERSION,       /* "HTTP/1.x" then CR LF */
+    S_LINE_CR,       /* CR seen at the end of the request line */
+    S_FIELD_START,   /* start of a header line, or the empty line ending the head */
+    S_NAME,
+    S_VALUE,
+    S_END_CR,        /* CR of the empty line */
+    S_BODY,          /* Content-Length bytes */
+    S_CHUNK_SIZE,
+    S_CHUNK_EXT,
+    S_CHUNK_SIZE_CR,
+    S_CHUNK_DATA,
+    S_CHUNK_DATA_END,
+    S_CHUNK_DATA_CR,
+    S_TRAILER_START,
+    S_TRAILER_LINE,
+    S_TRAILER_END_CR,
+    S_DEAD,
+};
+
+enum field { F_OTHER, F_TRACEPARENT, F_CONTENT_LENGTH, F_TRANSFER_ENCODING };
+
+/* Header names we look for, lowercase; bit i of `names` stands for names_wanted[i]. */
+static const char *const names_wanted[] = {"traceparent", "content-length", "transfer-encoding"};
+static const uint8_t names_len[] = {11, 14, 17};
+#define NAMES_ALL 7u
+#define TP_LEN 55
+#define TP_TOO_LONG (HTTP_TP_BUF + 1)
+/* Content-Length up to 18 digits cannot overflow 64 bits. */
+#define CL_DIGITS_MAX 18
+/* Chunk sizes up to 15 hex digits cannot overflow 64 bits. */
+#define CHUNK_DIGITS_MAX 15
+
+static const char version_prefix[] = "HTTP/1.";
+
+void http_scan_init(struct http_scan *s)
+{
+    memset(s, 0, sizeof *s);
+    s->state = S_IDLE;
+}
+
+int http_scan_idle(const struct http_scan *s) { return s->state == S_IDLE; }
+int http_scan_dead(const struct http_scan *s) { return s->state == S_DEAD; }
+void http_scan_kill(struct http_scan *s) { s->state = S_DEAD; }
+
+/* RFC 9110 tchar */
+static int is_tchar(uint8_t c)
+{
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+        return 1;
+    return c && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+static uint8_t lower(uint8_t c) { return c >= 'A' && c <= 'Z' ? (uint8_t)(c + 32) : c; }
+static int is_blank(uint8_t c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+static int hex_value(uint8_t c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c = lower(c);
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+static int hex_lower(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* n bytes from 2n lowercase hex digits; 0 ok, -1 otherwise. */
+static int decode_lower(const char *hex, uint8_t *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int hi = hex_lower(hex[2 * i]), lo = hex_lower(hex[2 * i + 1]);
+        if ((hi | lo) < 0)
+            return -1;
+        out[i] = (uint8_t)(hi << 4 | lo);
+    }
+    return 0;
+}
+
+/* W3C trace-context, version 00 only: exactly 55 bytes "00-<32>-<16>-<2>", lowercase hex, ids
+ * not all zero. Decoded here rather than through traceparent_parse (which also takes the later
+ * versions and uppercase a TRACEPARENT variable may hold): this runs on every request. */
+static void head_context(const struct http_scan *s, struct trace_ctx *ctx)
+{
+    memset(ctx, 0, sizeof *ctx);
+    const char *t = s->tp;
+    if (s->tp_count != 1 || s->tp_len != TP_LEN || t[0] != '0' || t[1] != '0' || t[2] != '-' ||
+        t[35] != '-' || t[52] != '-')
+        return;
+    struct trace_ctx c = {0};
+    if (decode_lower(t + 3, c.trace_id, 16) || decode_lower(t + 36, c.span_id, 8) ||
+        decode_lower(t + 53, &c.trace_flags, 1) || bytes_all_zero(c.trace_id, 16) ||
+        bytes_all_zero(c.span_id, 8))
+        return;
+    memcpy(c.transaction_id, c.span_id, 8);
+    c.present = 1;
+    *ctx = c;
+}
+
+static void start_head(struct http_scan *s)
+{
+    s->head_len = 0;
+    s->tp_count = 0;
+    s->tp_len = 0;
+    s->te_seen = 0;
+    s->cl_seen = 0;
+    s->cl = 0;
+    s->field = F_OTHER;
+    memset(s->te_tail, 0, sizeof s->te_tail);
+}
+
+/* The header line just ended (its LF consumed). 0, or -1 when it makes the request unreadable. */
+static int end_field(struct http_scan *s)
+{
+    switch (s->field) {
+    case F_TRACEPARENT:
+        s->tp_count = s->tp_count < 2 ? s->tp_count + 1 : 2;
+        break;
+    case F_CONTENT_LENGTH:
+        /* Several differing lengths make the framing ambiguous (RFC 9112 §6.3): stop. */
+        if (s->cl_digits == 0 || (s->cl_seen && s->cl != s->cl_value))
+            return -1;
+        s->cl = s->cl_value;
+        s->cl_seen = 1;
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static void value_byte(struct http_scan *s, uint8_t c)
+{
+    switch (s->field) {
+    case F_TRACEPARENT:
+        if (is_blank(c)) {
+            if (s->tp_len)
+                s->tp_ows = 1;
+        } else if (s->tp_ows || s->tp_len >= HTTP_TP_BUF) {
+            s->tp_len = TP_TOO_LONG; /* blank inside the value, or too long */
+        } else {
+            s->tp[s->tp_len++] = (char)c;
+        }
+        break;
+    case F_CONTENT_LENGTH:
+        if (is_blank(c)) {
+            if (s->cl_digits)
+                s->pos = 1; /* trailing blanks: no more digits allowed */
+        } else if (c >= '0' && c <= '9' && !s->pos && s->cl_digits < CL_DIGITS_MAX) {
+            s->cl_value = s->cl_value * 10 + (uint64_t)(c - '0');
+            s->cl_digits++;
+        } else {
+            s->state = S_DEAD;
+        }
+        break;
+    case F_TRANSFER_ENCODING:
+        if (!is_blank(c)) {
+            memmove(s->te_tail, s->te_tail + 1, 6);
+            s->te_tail[6] = (char)lower(c);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* The header name ended with ':'. */
+static void begin_value(struct http_scan *s)
+{
+    s->field = F_OTHER;
+    for (unsigned i = 0; i < 3; i++)
+        if ((s->names & (1u << i)) && s->pos == names_len[i])
+            s->field = (uint8_t)(F_TRACEPARENT + i);
+    s->pos = 0;
+    if (s->field == F_TRACEPARENT) {
+        s->tp_len = 0;
+        s->tp_ows = 0;
+    } else if (s->field == F_CONTENT_LENGTH) {
+        s->cl_value = 0;
+        s->cl_digits = 0;
+    } else if (s->field == F_TRANSFER_ENCODING) {
+        s->te_seen = 1;
+        memset(s->te_tail, 0, sizeof s->te_tail);
+    }
+    s->state = S_VALUE;
+}
+
+static void name_byte(struct http_scan *s, uint8_t c)
+{
+    c = lower(c);
+    for (unsigned i = 0; i < 3; i++)
+        if (s->pos >= names_len[i] || names_wanted[i][s->pos] != c)
+            s->names &= (uint8_t)~(1u << i);
+    if (s->pos < UINT8_MAX)
+        s->pos++;
+}
+
+/* The empty line ended the head: what follows is its body. */
+static void end_head(struct http_scan *s, struct trace_ctx *ctx)
+{
+    head_context(s, ctx);
+    s->left = 0;
+    s->pos = 0;
+    if (s->te_seen) {
+        /* Any transfer coding but a final "chunked" means "until the connection closes". */
+        s->state = memcmp(s->te_tail, "chunked", 7) == 0 ? S_CHUNK_SIZE : S_DEAD;
+    } else if (s->cl_seen && s->cl > 0) {
+        s->left = s->cl;
+        s->state = S_BODY;
+    } else {
+        s->state = S_IDLE;
+    }
+}
+
+static void chunk_size_done(struct http_scan *s)
+{
+    if (s->pos == 0)
+        s->state = S_DEAD;
+    else
+        s->state = s->left ? S_CHUNK_DATA : S_TRAILER_START;
+}
+
+/* One byte of a head or of chunk framing. Returns the event it completes. */
+static enum http_scan_event step(struct http_scan *s, uint8_t c, struct trace_ctx *ctx)
+{
+    if (s->state <= S_END_CR && s->state != S_IDLE && ++s->head_len > HTTP_HEAD_MAX) {
+        s->state = S_DEAD;
+        return HTTP_SCAN_NONE;
+    }
+    switch (s->state) {
+    case S_IDLE:
+        if (c == '\r' || c == '\n')
+            break;
+        if (!is_tchar(c)) {
+            s->state = S_DEAD;
+            break;
+        }
+        start_head(s);
+        s->head_len = 1;
+        s->pos = 1;
+        s->state = S_METHOD;
+        return HTTP_SCAN_HEAD_START;
+    case S_METHOD:
+        if (c == ' ' && s->pos > 0)
+            s->state = S_TARGET;
+        else if (is_tchar(c) && s->pos < HTTP_METHOD_MAX)
+            s->pos++;
+        else
+            s->state = S_DEAD;
+        break;
+    case S_TARGET:
+        if (c == ' ') {
+            s->pos = 0;
+            s->state = S_VERSION;
+        } else if (c <= 0x20 || c == 0x7f) {
+            s->state = S_DEAD; /* HTTP/0.9 or not HTTP */
+        }
+        break;
+    case S_VERSION:
+        if (s->pos < sizeof version_prefix - 1) {
+            if (c != (uint8_t)version_prefix[s->pos])
+                s->state = S_DEAD;
+            s->pos++;
+        } else if (s->pos == sizeof version_prefix - 1) {
+            if (c < '0' || c > '9')
+                s->state = S_DEAD;
+            s->pos++;
+        } else if (c == '\r') {
+            s->state = S_LINE_CR;
+        } else if (c == '\n') {
+            s->state = S_FIELD_START;
+        } else {
+            s->state = S_DEAD;
+        }
+        break;
+    case S_LINE_CR:
+        s->state = c == '\n' ? S_FIELD_START : S_DEAD;
+        break;
+    case S_FIELD_START:
+        if (c == '\r') {
+            s->state = S_END_CR;
+        } else if (c == '\n') {
+            end_head(s, ctx);
+            return HTTP_SCAN_HEAD_END;
+        } else if (c == ' ' || c == '\t') {
+            /* obsolete line folding continues the previous field: a folded traceparent is not
+             * one; a folded length or coding makes the framing unreadable */
+            if (s->field == F_TRACEPARENT)
+                s->tp_count = 2;
+            else if (s->field != F_OTHER)
+                s->state = S_DEAD;
+            if (s->state != S_DEAD) {
+                s->field = F_OTHER;
+                s->state = S_VALUE;
+            }
+        } else if (is_tchar(c)) {
+            s->names = NAMES_ALL;
+            s->pos = 0;
+            name_byte(s, c);
+            s->state = S_NAME;
+        } else {
+            s->state = S_DEAD;
+        }
+        break;
+    case S_NAME:
+        if (c == ':')
+            begin_value(s);
+        else if (is_tchar(c))
+            name_byte(s, c);
+        else
+            s->state = S_DEAD;
+        break;
+    case S_VALUE:
+        if (c == '\n') {
+            s->state = end_field(s) == 0 ? S_FIELD_START : S_DEAD;
+            s->pos = 0;
+        } else {
+            value_byte(s, c);
+        }
+        break;
+    case S_END_CR:
+        if (c != '\n') {
+            s->state = S_DEAD;
+            break;
+        }
+        end_head(s, ctx);
+        return HTTP_SCAN_HEAD_END;
+    case S_CHUNK_SIZE: {
+        int v = hex_value(c);
+        if (v >= 0 && s->pos < CHUNK_DIGITS_MAX) {
+            s->left = s->left << 4 | (uint64_t)v;
+            s->pos++;
+        } else if (v < 0 && s->pos > 0 && (c == ';' || c == ' ' || c == '\t')) {
+            s->state = S_CHUNK_EXT;
+        } else if (c == '\r') {
+            s->state = S_CHUNK_SIZE_CR;
+        } else if (c == '\n') {
+            chunk_size_done(s);
+        } else {
+            s->state = S_DEAD;
+        }
+        break;
+    }
+    case S_CHUNK_EXT:
+        if (c == '\n')
+            chunk_size_done(s);
+        break;
+    case S_CHUNK_SIZE_CR:
+        if (c == '\n')
+            chunk_size_done(s);
+        else
+            s->state = S_DEAD;
+        break;
+    case S_CHUNK_DATA_END:
+        if (c == '\r' || c == '\n') {
+            s->state = c == '\r' ? S_CHUNK_DATA_CR : S_CHUNK_SIZE;
+            s->pos = 0;
+            s->left = 0;
+        } else {
+            s->state = S_DEAD;
+        }
+        break;
+    case S_CHUNK_DATA_CR:
+        s->state = c == '\n' ? S_CHUNK_SIZE : S_DEAD;
+        break;
+    case S_TRAILER_START:
+        if (c == '\r')
+            s->state = S_TRAILER_END_CR;
+        else if (c == '\n')
+            s->state = S_IDLE;
+        else
+            s->state = S_TRAILER_LINE;
+        break;
+    case S_TRAILER_LINE:
+        if (c == '\n')
+            s->state = S_TRAILER_START;
+        break;
+    case S_TRAILER_END_CR:
+        s->state = c == '\n' ? S_IDLE : S_DEAD;
+        break;
+    default:
+        s->state = S_DEAD;
+        break;
+    }
+    return HTTP_SCAN_NONE;
+}
+
+/* How many of the next bytes can be taken at once: the long runs of a head that need no
+ * decision (the request target, a name no longer matching any wanted one, values of other
+ * headers, the traceparent value itself, copied whole). Never past the head limit, so the byte
+ * that passes it still goes through step() and ends the scanning exactly where byte-by-byte
+ * scanning would; the fuzz target checks that both agree. */
+static size_t bulk(struct http_scan *s, const uint8_t *p, size_t n)
+{
+    size_t room = HTTP_HEAD_MAX - s->head_len, max = n < room ? n : room, k = 0;
+    switch (s->state) {
+    case S_TARGET:
+        while (k < max && p[k] > 0x20 && p[k] != 0x7f)
+            k++;
+        return k;
+    case S_NAME:
+        if (s->names)
+            return 0;
+        while (k < max && p[k] != ':' && is_tchar(p[k]))
+            k++;
+        if (s->pos < UINT8_MAX)
+            s->pos = (uint8_t)(k < (size_t)(UINT8_MAX - s->pos) ? s->pos + k : UINT8_MAX);
+        return k;
+    case S_VALUE:
+        if (s->field == F_OTHER) {
+            const uint8_t *nl = memchr(p, '\n', max);
+            return nl ? (size_t)(nl - p) : max;
+        }
+        if (s->field == F_TRACEPARENT && !s->tp_ows && s->tp_len < HTTP_TP_BUF) {
+            size_t cap = HTTP_TP_BUF - s->tp_len;
+            while (k < max && k < cap && !is_blank(p[k]) && p[k] != '\n')
+                k++;
+            memcpy(s->tp + s->tp_len, p, k);
+            s->tp_len = (uint8_t)(s->tp_len + k);
+            return k;
+        }
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+size_t http_scan_feed(struct http_scan *s, const uint8_t *p, size_t n, enum http_scan_event *event,
+                      struct trace_ctx *ctx)
+{
+    size_t i = 0;
+    *event = HTTP_SCAN_NONE;
+    while (i < n) {
+        if (s->state == S_DEAD)
+            return n;
+        if (s->state == S_BODY || s->state == S_CHUNK_DATA) {
+            uint64_t take = n - i < s->left ? n - i : s->left;
+            i += take;
+            s->left -= take;
+            if (s->left == 0)
+                s->state = s->state == S_BODY ? S_IDLE : S_CHUNK_DATA_END;
+            continue;
+        }
+        /* The long, uninteresting runs of a head (the request target, values of other
+         * headers) in bulk; never past the head limit, so the byte that passes it still goes
+         * through step() and ends the scanning exactly where byte-by-byte scanning would. */
+        size_t k = 0;
+        if (s->state == S_TARGET || s->state == S_VALUE || (s->state == S_NAME && !s->names))
+            k = bulk(s, p + i, n - i);
+        if (k) {
+            s->head_len = (uint16_t)(s->head_len + k);
+            i += k;
+            if (i == n)
+                break;
+        }
+        enum http_scan_event e = step(s, p[i++], ctx);
+        if (e != HTTP_SCAN_NONE) {
+            *event = e;
+            return i;
+        }
+    }
+    return n;
+}
