@@ -4,9 +4,10 @@
  * made through the ordinary call. Prints "ready", waits for SIGUSR1, exits 0. */
 #include <dlfcn.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
+
+#include "usr1.h"
 
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
@@ -20,10 +21,7 @@ static void *idle(void *arg)
 
 int main(void)
 {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGUSR1);
-    sigprocmask(SIG_BLOCK, &set, NULL);
+    usr1_block();
     void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
     create_fn libc_create = libc ? (create_fn)dlsym(libc, "pthread_create") : NULL;
     pthread_t t;
@@ -32,7 +30,6 @@ int main(void)
         return 1;
     printf("ready\n");
     fflush(stdout);
-    int sig;
-    sigwait(&set, &sig);
+    usr1_wait();
     return 0;
 }

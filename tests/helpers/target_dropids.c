@@ -5,11 +5,12 @@
  * Prints "dropped <euid> <egid>" (or "failed <errno>" and exits 1), waits for SIGUSR1, exits 0. */
 #include <errno.h>
 #include <grp.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "usr1.h"
 
 static int drop(const char *way, uid_t u, gid_t g)
 {
@@ -29,17 +30,13 @@ int main(int argc, char **argv)
 {
     if (argc != 4)
         return 2;
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGUSR1);
-    sigprocmask(SIG_BLOCK, &set, NULL);
+    usr1_block();
     if (drop(argv[1], (uid_t)atoi(argv[2]), (gid_t)atoi(argv[3])) != 0) {
         printf("failed %d\n", errno);
         return 1;
     }
     printf("dropped %d %d\n", (int)geteuid(), (int)getegid());
     fflush(stdout);
-    int sig;
-    sigwait(&set, &sig);
+    usr1_wait();
     return 0;
 }

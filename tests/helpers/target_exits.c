@@ -8,7 +8,6 @@
  *                      and exit 0 (the test inspects the process in between)
  *   forks N            N children that each _exit(0) at once, then exit 0 */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,17 +15,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "usr1.h"
+
 static void say(const char *s) { (void)!write(1, s, strlen(s)); }
 
 static void wait_usr1(void)
 {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGUSR1);
-    sigprocmask(SIG_BLOCK, &set, NULL);
+    usr1_block();
     say("waiting\n");
-    int sig;
-    sigwait(&set, &sig);
+    usr1_wait();
 }
 
 static void raw_exit_group(int status)

@@ -2,10 +2,11 @@
  * creator's thread pointer (no CLONE_SETTLS), so a profiler reading "its" TLS reads the main
  * thread's record. Prints "ready", waits for SIGUSR1, exits 0 (the raw thread sleeps on). */
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "usr1.h"
 
 #define RAW_STACK_SIZE (64 * 1024)
 
@@ -22,16 +23,12 @@ static int raw_thread(void *arg)
 
 int main(void)
 {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGUSR1);
-    sigprocmask(SIG_BLOCK, &set, NULL);
+    usr1_block();
     int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM;
     if (clone(raw_thread, stack + sizeof stack, flags, NULL) < 0)
         return 1;
     printf("ready\n");
     fflush(stdout);
-    int sig;
-    sigwait(&set, &sig);
+    usr1_wait();
     return 0;
 }
