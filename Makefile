@@ -51,10 +51,16 @@ ALL := $(LIB) $(BUILD)/libproflink.so $(BUILD)/libproflink.a
 ifneq ($(wildcard tools/proflink-inspect.c),)
 ALL += $(BUILD)/proflink-inspect
 endif
-# the agent links the host's libunwind: built for the host's architecture only
+# the agent links the host's libunwind: built for the host's architecture only, and only when
+# libunwind-dev is installed (make demo installs it)
+HAVE_LIBUNWIND := $(shell $(CC) -E -include libunwind-ptrace.h -x c /dev/null >/dev/null 2>&1 && echo yes)
 ifneq ($(wildcard tools/proflink-agent.c),)
 ifeq ($(ARCH),$(HOST_ARCH))
+ifeq ($(HAVE_LIBUNWIND),yes)
 ALL += $(BUILD)/proflink-agent
+else
+$(info proflink-agent skipped: libunwind-dev is not installed (make demo installs it))
+endif
 endif
 endif
 ifneq ($(MUSL_CC),)
@@ -112,9 +118,10 @@ $(BUILD)/musl/libproflink.a: $(patsubst %.c,$(BUILD)/musl/static/%.o,$(LIB_SRCS)
 
 # the tools include only tools/*.h and include/*.h (one link of several sources: listed, not -MMD)
 TOOL_HDRS   := $(wildcard tools/*.h include/*.h)
+INSPECT_SRCS := $(sort $(wildcard tools/inspect_*.c))
 
-$(BUILD)/proflink-inspect: tools/proflink-inspect.c $(TOOL_COMMON) $(TOOL_HDRS) | $(BUILD)
-	$(CC) $(TOOL_CFLAGS) -o $@ tools/proflink-inspect.c $(TOOL_COMMON)
+$(BUILD)/proflink-inspect: tools/proflink-inspect.c $(TOOL_COMMON) $(INSPECT_SRCS) $(TOOL_HDRS) | $(BUILD)
+	$(CC) $(TOOL_CFLAGS) -o $@ tools/proflink-inspect.c $(TOOL_COMMON) $(INSPECT_SRCS)
 
 $(BUILD)/proflink-agent: tools/proflink-agent.c $(TOOL_COMMON) $(AGENT_SRCS) $(TOOL_HDRS) | $(BUILD)
 	$(CC) $(TOOL_CFLAGS) -o $@ tools/proflink-agent.c $(TOOL_COMMON) $(AGENT_SRCS) -lunwind-ptrace -lunwind-generic -lunwind
@@ -132,13 +139,18 @@ include tests/cross.mk
 include tests/cpp.mk
 include bench/bench.mk
 
-check: all test-helpers
+# `make check` and `make demo` first install (as root) or name the packages they need.
+check:
+	@bash scripts/deps.sh check
+	@$(MAKE) -s all test-helpers
 	bash tests/run.sh
 
 test: check
 
-demo: all
-	bash scripts/demo.sh
+demo:
+	@bash scripts/deps.sh demo
+	@$(MAKE) -s all >/dev/null
+	@bash scripts/demo.sh
 
 bench: all bench-bins
 	bash bench/run.sh

@@ -17,6 +17,28 @@ echo "inline __thread writes (baseline):   ${in1} ns"
 echo "proflink, Elastic record only:       ${pe} ns   ratio $(ratio "$pe" "$in1") vs inline (target <= 1.5, <= 10 ns)"
 echo "proflink, Elastic + OTel records:    ${pb} ns   ratio $(ratio "$pb" "$pe") vs Elastic only (target <= 1.3)"
 
+# BENCH_BASE=<git revision>: the same set+clear with that revision's library, built aside, to
+# compare before and after a change in one run (e.g. make bench BENCH_BASE=main).
+if [ -n "${BENCH_BASE:-}" ]; then
+    base=$(mktemp -d)
+    trap 'rm -rf "$base"' EXIT
+    git archive "$BENCH_BASE" | tar -x -C "$base"
+    make -s -C "$base" -j2 "build/elastic-jvmti-linux-proflink-$(uname -m).so" >/dev/null
+    BASE_LIB=$base/build/elastic-jvmti-linux-proflink-$(uname -m).so
+    now=() old=()
+    for _ in 1 2 3; do
+        old+=("$(LD_PRELOAD=$BASE_LIB PROFLINK_OTEL_CONTEXT=1 $B/context_switch | val proflink_ns)")
+        now+=("$(LD_PRELOAD=$LIB PROFLINK_OTEL_CONTEXT=1 $B/context_switch | val proflink_ns)")
+    done
+    o=$(printf '%s\n' "${old[@]}" | sort -n | sed -n 2p); n=$(printf '%s\n' "${now[@]}" | sort -n | sed -n 2p)
+    echo "both records, $BENCH_BASE: ${o} ns   this tree: ${n} ns   ratio $(ratio "$n" "$o") (target <= 1.0)"
+fi
+
+echo "== one thread attribute (proflink_set_attribute, key registered) =="
+out=$(LD_PRELOAD=$LIB PROFLINK_OTEL_CONTEXT=1 $B/attribute_set)
+st=$(echo "$out" | val set_trace_ns); sa=$(echo "$out" | val set_attribute_ns)
+echo "set_trace: ${st} ns   set_attribute: ${sa} ns   ratio $(ratio "$sa" "$st") vs set_trace"
+
 echo "== pthread_create + join =="
 plain=() pre=()
 for _ in 1 2 3; do

@@ -47,8 +47,8 @@ BRIDGE int proflink_create_with_records(create_fn next, pthread_t *t, const pthr
     if (!runtime_active())
         return next(t, a, fn, arg);
     struct trace_ctx ctx;
-    thread_initial_context(&ctx);
-    struct thread_block *b = thread_block_new(&ctx);
+    const struct thread_block *from = thread_initial_context(&ctx);
+    struct thread_block *b = thread_block_new(&ctx, from);
     if (!b) /* out of memory: the thread still starts, it will get a record lazily */
         return next(t, a, fn, arg);
     b->start_fn = fn;

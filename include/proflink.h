@@ -86,6 +86,50 @@ void proflink_set_context(const proflink_context *ctx);
  * (include/proflink.hpp wraps it as a C++ scope). */
 int proflink_swap_context(const proflink_context *next, proflink_context *prev);
 
+/* ---- Attributes of the calling thread's context (OpenTelemetry thread context) ------------- *
+ *
+ * Published in the thread's OTel record (OTEP 4947) as [key index][length][value], the key names
+ * in the OTel process context's threadlocal.attribute_key_map, so that profiles can be filtered
+ * by what the thread was doing (http.route, a tenant, a job name).
+ *
+ * Keys: any UTF-8 name of 1..128 bytes, registered on first use; registering publishes the
+ * process context again (OTEP 4719 update protocol) before the key is used in any record. The
+ * map is append-only (an index is never reused or reordered, a fork child keeps it) and holds
+ * at most 256 keys, index 0 being proflink's local_root_span_id (not settable). Registering
+ * takes a lock for microseconds (never waits for good) and is not async-signal-safe: register a
+ * key from a signal handler only if the same key was used before outside one. Everything else
+ * is lock-free and allocation-free after the thread's first call.
+ *
+ * Values: UTF-8, 0..255 bytes (value_len; no NUL needed). The whole record stays within the
+ * OTEP's recommended 640 bytes (28 bytes of header, 2 per attribute plus its value, 18 for the
+ * transaction id while a trace is active): a value that does not fit is refused whole (never
+ * cut), the thread's attributes stay as they were, and attributes_refused counts it.
+ *
+ * What keeps or drops them (the rule):
+ *  - proflink_set_trace with the transaction id already active (entering or leaving spans of
+ *    one request) keeps the attributes; with another transaction id (a new request) drops
+ *    them. So set the trace first, then the request's attributes.
+ *  - proflink_clear_trace drops them.
+ *  - The fixed attributes of PROFLINK_THREAD_ATTRIBUTES come back whenever the others are
+ *    dropped; proflink_set_attribute can override or clear one for the current context.
+ *  - Attributes set while no trace is active stay until the next set or clear of the trace.
+ *  - A new thread gets its creator's attributes exactly when it gets its creator's trace
+ *    (PROFLINK_INHERIT); otherwise it starts with the fixed attributes only.
+ */
+#define PROFLINK_ATTR_OK 0
+#define PROFLINK_ATTR_DISABLED (-1) /* proflink or its OTel thread context is off */
+#define PROFLINK_ATTR_INVALID (-2)  /* bad key (NULL, empty, > 128 bytes, not UTF-8,
+                                       local_root_span_id) or value (> 255 bytes, not UTF-8) */
+#define PROFLINK_ATTR_NO_ROOM (-3)  /* the record would pass 640 bytes: refused, counted */
+#define PROFLINK_ATTR_KEYS_FULL (-4) /* 256 keys are registered already: counted */
+#define PROFLINK_ATTR_BUSY (-5)      /* the key could not be registered now; try again */
+
+/* Sets key to the value_len bytes at value in this thread's current context. */
+int proflink_set_attribute(const char *key, const char *value, size_t value_len);
+
+/* Removes key from this thread's current context (an unknown key: nothing to do, 0). */
+int proflink_clear_attribute(const char *key);
+
 /* ---- Messages from the profiler ------------------------------------------------------------ */
 
 #define PROFLINK_MSG_CORRELATION 1
@@ -230,6 +274,7 @@ typedef struct proflink_stats {
     uint64_t pull_overflows;         /* pull queue full: results dropped (take them sooner) */
     uint64_t http_requests_traced;   /* PROFLINK_HTTP: request heads with a valid traceparent */
     uint64_t http_requests_untraced; /* PROFLINK_HTTP: request heads without one */
+    uint64_t attributes_refused;     /* proflink_set_attribute: no room (640 bytes) or 256 keys */
 } proflink_stats;
 
 /* Fills *out (size = sizeof(proflink_stats) of the caller, so that older callers keep working

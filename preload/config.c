@@ -8,6 +8,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "config_file.h"
 #include "log.h"
 #include "resource_attrs.h"
 
@@ -16,11 +17,12 @@ struct config proflink_config;
 #define ENV_PREFIX "ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_"
 
 /* glibc and musl both have secure_getenv: in a setuid/setgid program the environment is the
- * caller's, not to be trusted, and reads as empty. */
+ * caller's, not to be trusted, and reads as empty. The system configuration file fills in what
+ * the environment does not set. */
 static const char *env(const char *name)
 {
     const char *v = secure_getenv(name);
-    return v && v[0] ? v : NULL;
+    return v && v[0] ? v : config_file_get(name);
 }
 
 void utf8_truncate(char *s, size_t max)
@@ -35,10 +37,11 @@ void utf8_truncate(char *s, size_t max)
     s[n] = 0;
 }
 
-static void copy_field(char *dst, const char *src)
+static void copy_field(const char *what, char *dst, const char *src)
 {
     size_t n = strlen(src);
     if (n > SERVICE_FIELD_MAX) {
+        log_info("%s is %zu bytes; cut to %d (the profiler's limit)", what, n, SERVICE_FIELD_MAX);
         /* copy a little more than the limit so utf8_truncate sees the next byte */
         n = SERVICE_FIELD_MAX + 1;
     }
@@ -136,31 +139,31 @@ static void load_identity(struct config *cfg)
     const char *v;
 
     if ((v = env("OTEL_SERVICE_NAME")))
-        copy_field(cfg->service_name, v);
+        copy_field("service name", cfg->service_name, v);
     else if (attrs && resource_attrs_get(attrs, "service.name", buf, sizeof buf) && buf[0])
-        copy_field(cfg->service_name, buf);
+        copy_field("service name", cfg->service_name, buf);
     else if ((v = env("ELASTIC_APM_SERVICE_NAME")))
-        copy_field(cfg->service_name, v);
+        copy_field("service name", cfg->service_name, v);
     else {
         exe_basename(cfg, buf, sizeof buf);
-        copy_field(cfg->service_name, buf);
+        copy_field("service name", cfg->service_name, buf);
     }
 
     cfg->service_environment[0] = 0;
     if (attrs && resource_attrs_get(attrs, "deployment.environment.name", buf, sizeof buf) && buf[0])
-        copy_field(cfg->service_environment, buf);
+        copy_field("service environment", cfg->service_environment, buf);
     else if (attrs && resource_attrs_get(attrs, "deployment.environment", buf, sizeof buf) && buf[0])
-        copy_field(cfg->service_environment, buf);
+        copy_field("service environment", cfg->service_environment, buf);
     else if ((v = env("ELASTIC_APM_ENVIRONMENT")))
-        copy_field(cfg->service_environment, v);
+        copy_field("service environment", cfg->service_environment, v);
 
     cfg->service_version[0] = cfg->service_namespace[0] = 0;
     if (attrs && resource_attrs_get(attrs, "service.version", buf, sizeof buf))
-        copy_field(cfg->service_version, buf);
+        copy_field("service version", cfg->service_version, buf);
     else if ((v = env("ELASTIC_APM_SERVICE_VERSION")))
-        copy_field(cfg->service_version, v);
+        copy_field("service version", cfg->service_version, v);
     if (attrs && resource_attrs_get(attrs, "service.namespace", buf, sizeof buf))
-        copy_field(cfg->service_namespace, buf);
+        copy_field("service namespace", cfg->service_namespace, buf);
 }
 
 static void load_traceparent(struct config *cfg)
@@ -208,6 +211,8 @@ static void load_selection(struct config *cfg)
 void config_load(struct config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
+    load_log_level(); /* the environment's level first, for what the file reader logs */
+    config_file_load();
     load_log_level();
     ssize_t n = readlink("/proc/self/exe", cfg->exe_path, sizeof cfg->exe_path - 1);
     cfg->exe_path[n > 0 ? n : 0] = 0;

@@ -14,10 +14,12 @@
 #include "hooks.h"
 #include "http_conn.h"
 #include "log.h"
+#include "attr_keys.h"
 #include "otel_process_ctx.h"
 #include "process_storage.h"
 #include "proflink.h"
 #include "reader.h"
+#include "records.h"
 #include "runtime.h"
 #include "socket.h"
 #include "stats.h"
@@ -75,24 +77,28 @@ static int start_once(void)
      * us (secure_getenv), so nothing could select or configure them. Never activate there: a
      * root-owned socket in a shared /tmp for every `passwd` run helps nobody. */
     if (getauxval(AT_SECURE)) {
-        log_debug("secure-exec program: not activating");
+        log_info("inactive: setuid/setgid program (secure-exec), its environment is not trusted");
         return -1;
     }
     config_load(cfg);
+    records_set_service(cfg->service_name);
     if (!cfg->selected) {
-        log_debug("%s is not selected by PROFLINK_INCLUDE/EXCLUDE", cfg->exe_path);
+        log_info("inactive: %s is not selected by PROFLINK_INCLUDE/EXCLUDE", cfg->exe_path);
         return -1;
     }
-    if (cfg->mode == MODE_FALSE)
+    if (cfg->mode == MODE_FALSE) {
+        log_info("inactive: ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED is false");
         return -1;
+    }
     if (thread_records_init(cfg->otel_context) != 0) {
         log_error("cannot create a thread key; profiler correlation disabled");
         return -1;
     }
+    attr_keys_init(cfg); /* the fixed attributes before the first record, the map before OTEL_CTX */
     /* The main thread's record first, so that a profiler that finds the storage finds the
      * thread's context too (it reads the records on every sample, the storage once). */
     struct thread_block *main_block =
-        thread_block_new(cfg->has_traceparent ? &cfg->traceparent : NULL);
+        thread_block_new(cfg->has_traceparent ? &cfg->traceparent : NULL, NULL);
     if (main_block)
         thread_block_install(main_block);
     int fd = publish_process(cfg);
@@ -152,6 +158,7 @@ void runtime_fork_child(void)
         return;
     }
     reader_fork_child();
+    attr_keys_after_fork();
     stats_reset();
     int fd = socket_create(cfg, socket_path, &socket_file, &dir, why, sizeof why);
     if (fd < 0 || process_storage_publish(cfg, socket_path) != 0) {

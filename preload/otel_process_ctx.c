@@ -32,6 +32,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,6 +41,7 @@
 #include "proflink.h"
 #include "protobuf_writer.h"
 #include "resource_attrs.h"
+#include "utf8.h"
 
 /* Older libc headers (and musl's) may lack these; the values are the kernel ABI. memfd_create
  * and getrandom are called through syscall(): a libc wrapper would make the library fail to
@@ -88,6 +90,9 @@
 /* Readers reject a larger payload_size (the OpenTelemetry eBPF profiler caps it at 65536). */
 #define PAYLOAD_MAX 65536u
 #define SLOTS 2
+/* Room for the thread-context schema: 256 key names of at most 128 bytes with their protobuf
+ * framing (~34 KiB), so a full key map still leaves half the payload to the resource. */
+#define SCHEMA_MAX (40u * 1024u)
 #define UUID_LEN 36
 
 /* The header, exactly as readers parse it: native endian, 32 bytes, no padding. The words a
@@ -134,6 +139,9 @@ static struct {
     size_t uuid_off[SLOTS];
     uint64_t last_ts;         /* the last timestamp published, for strict increase */
     char instance_id[UUID_LEN + 1];
+    /* threadlocal.attribute_key_map: the caller's append-only array (see the header) */
+    const char *const *keys;
+    size_t n_keys;
     char *tracer_attrs; /* proflink_set_resource's attributes (owned copy), NULL if none */
 } st;
 
@@ -249,45 +257,6 @@ static void make_uuid(char out[UUID_LEN + 1])
     out[o] = 0;
 }
 
-/* Length of the well-formed UTF-8 sequence starting at s (n bytes available), 0 if there is
- * none: overlong forms, surrogates and values past U+10FFFF are rejected like Go's decoder,
- * which would refuse the whole payload over one bad string field. */
-static size_t utf8_seq(const uint8_t *s, size_t n)
-{
-    uint8_t c = s[0];
-    size_t len;
-    uint32_t cp, min;
-    if (c < 0x80)
-        return 1;
-    if ((c & 0xe0) == 0xc0)
-        len = 2, cp = c & 0x1fu, min = 0x80;
-    else if ((c & 0xf0) == 0xe0)
-        len = 3, cp = c & 0x0fu, min = 0x800;
-    else if ((c & 0xf8) == 0xf0)
-        len = 4, cp = c & 0x07u, min = 0x10000;
-    else
-        return 0;
-    if (n < len)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3fu);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return len;
-}
-
-static int utf8_valid(const char *s, size_t n)
-{
-    const uint8_t *p = (const uint8_t *)s;
-    for (size_t i = 0, k; i < n; i += k)
-        if (!(k = utf8_seq(p + i, n - i)))
-            return 0;
-    return 1;
-}
-
 /* Replaces every byte that is not part of a well-formed sequence with '?', in place (same
  * length, so it can be done on bytes already encoded). Returns how many were replaced. */
 static unsigned utf8_sanitize(uint8_t *s, size_t n)
@@ -355,13 +324,15 @@ static void put_string_array_kv(struct encoder *e, uint32_t field, const char *k
 }
 
 /* ProcessContext.attributes: how to read our thread records (README: formats). Position in the key
- * map is the key index used in the records; index 0 carries the local root span id. */
+ * map is the key index used in the records; index 0 carries the local root span id. The names
+ * come from otel_process_ctx_set_key_map (append-only), else that one default. */
 static void put_thread_ctx_schema(struct encoder *e)
 {
-    static const char *const keys[] = {"local_root_span_id"};
+    static const char *const default_keys[] = {"local_root_span_id"};
+    const char *const *keys = st.keys ? st.keys : default_keys;
+    size_t n = st.keys ? st.n_keys : 1;
     put_string_kv(e, PC_ATTRIBUTES, "threadlocal.schema_version", "tlsdesc_v1_dev");
-    put_string_array_kv(e, PC_ATTRIBUTES, "threadlocal.attribute_key_map", keys,
-                        sizeof keys / sizeof keys[0]);
+    put_string_array_kv(e, PC_ATTRIBUTES, "threadlocal.attribute_key_map", keys, n);
 }
 
 /* The resource attributes proflink itself decides; OTEL_RESOURCE_ATTRIBUTES cannot override
@@ -498,7 +469,8 @@ static void report_encoding(const struct encoder *e, int malformed)
 static int encode_payload(const struct config *cfg, const char *instance_id, uint8_t *slot,
                           uint32_t *size, size_t *uuid_off)
 {
-    uint8_t schema[256];
+    /* Only the publication lock holder runs this, so one static buffer serves every call. */
+    static uint8_t schema[SCHEMA_MAX];
     struct encoder e = {0};
 
     /* The extra attributes are encoded first, aside, so their room is reserved before the
@@ -744,6 +716,37 @@ int otel_process_ctx_publish(const struct config *cfg)
 }
 
 int otel_process_ctx_update(const struct config *cfg) { return otel_process_ctx_publish(cfg); }
+
+/* How often a key-map change waits for another publication (a resource update on another
+ * thread) to finish: publications take microseconds, so this many yields is plenty, and
+ * bounded so that a caller never hangs. */
+#define KEY_MAP_LOCK_TRIES 1000
+
+int otel_process_ctx_set_key_map(const struct config *cfg, const char *const *keys, size_t n)
+{
+    int saved = errno;
+    int rc = -1;
+    for (int i = 0; i < KEY_MAP_LOCK_TRIES && rc != 0; i++) {
+        if (atomic_flag_test_and_set_explicit(&busy, memory_order_acquire)) {
+            sched_yield();
+            continue;
+        }
+        const char *const *old_keys = st.keys;
+        size_t old_n = st.n_keys;
+        st.keys = keys;
+        st.n_keys = n;
+        rc = 0;
+        /* Not yet published (start-up): the first publication carries the map. */
+        if (cfg && cfg->otel_context && published_here() && republish(cfg) != 0) {
+            st.keys = old_keys; /* readers keep the old map; the caller must not use the new key */
+            st.n_keys = old_n;
+            rc = -2;
+        }
+        unlock();
+    }
+    errno = saved;
+    return rc == 0 ? 0 : -1;
+}
 
 int otel_process_ctx_set_tracer_attrs(const struct config *cfg, const char *attrs)
 {

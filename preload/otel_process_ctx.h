@@ -9,6 +9,8 @@
 #ifndef PROFLINK_OTEL_PROCESS_CTX_H
 #define PROFLINK_OTEL_PROCESS_CTX_H
 
+#include <stddef.h>
+
 struct config; /* config.h */
 
 /* Create the OTEL_CTX mapping and publish the payload for this process (with a new random
@@ -27,6 +29,14 @@ int otel_process_ctx_after_fork(const struct config *cfg);
  * payload, fence, new strictly greater timestamp, prctl again. Publishes from scratch if this
  * process has no context yet. 0 ok, -1 failed (the previous context, if any, stays valid). */
 int otel_process_ctx_update(const struct config *cfg);
+
+/* Sets threadlocal.attribute_key_map to keys[0..n) and, if this process has published its
+ * context, republishes it with the update protocol before returning: a thread record may use
+ * index n-1 only after this returned 0. The array is kept by pointer, not copied: the caller
+ * keeps it alive and only ever appends to it (OTEP 4947: indices are never reused or
+ * reordered). Waits a bounded time for a publication in progress on another thread. Not
+ * async-signal-safe. 0 ok, -1 failed (then the previous map stays published and in force). */
+int otel_process_ctx_set_key_map(const struct config *cfg, const char *const *keys, size_t n);
 
 /* The tracer's resource (proflink_set_resource): attributes in OTEL_RESOURCE_ATTRIBUTES syntax
  * that replace proflink's defaults for the keys they name (service.*, service.instance.id,

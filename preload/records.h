@@ -1,16 +1,19 @@
 /* records.h — the JSON lines written to PROFLINK_FIFO (README: formats), one object per line,
  * each at most RECORD_MAX bytes including its newline (PIPE_BUF: a write of that size to a pipe
- * is atomic, so a consumer never sees half a record):
- *   {"type":"registration","pid":P,"samples_delay_ms":N,"host_id":"…"}
- *   {"type":"correlation","pid":P,"trace_id":"<32 hex>","transaction_id":"<16 hex>",
+ * is atomic, so a consumer never sees half a record).
+ * Every record starts with {"type":T,"pid":P,"ts_ns":N,"service":"…", where ts_ns is the Unix
+ * time in nanoseconds when it was written and service the process's service name, so several
+ * processes can share one FIFO:
+ *   {"type":"registration",…,"samples_delay_ms":N,"host_id":"…"}
+ *   {"type":"correlation",…,"trace_id":"<32 hex>","transaction_id":"<16 hex>",
  *    "stack_trace_id":"<base64url>","count":N}
- *   {"type":"transaction","pid":P,"trace_id":"…","transaction_id":"…",
+ *   {"type":"transaction",…,"trace_id":"…","transaction_id":"…",
  *    "stack_trace_ids":{"<base64url>":count,…}}
  * A registration of minor 1 has no host id: "host_id":"". A host id is escaped as a JSON
  * string (invalid UTF-8 becomes U+FFFD) and cut, on a character boundary, to fit the record.
  * A transaction whose ids do not fit one record is split into several records with the same
  * type, pid, trace_id and transaction_id, each holding a part of the ids (a consumer merges
- * them by adding the counts). Pure functions. */
+ * them by adding the counts). No state but the service name; the clock is read per record. */
 #ifndef PROFLINK_RECORDS_H
 #define PROFLINK_RECORDS_H
 
@@ -20,6 +23,9 @@
 #include "proflink.h"
 
 #define RECORD_MAX 4096
+
+/* The service name every record carries (kept by pointer: it must outlive the process image). */
+void records_set_service(const char *service);
 
 /* Formats a valid message as one line into out (RECORD_MAX bytes). Returns its length. */
 size_t record_message(char *out, int pid, const proflink_message *msg);

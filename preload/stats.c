@@ -39,6 +39,7 @@ PROFLINK_EXPORT int proflink_get_stats(proflink_stats *out, size_t size)
         s.pull_overflows = stat_get(STAT_PULL_OVERFLOWS);
         s.http_requests_traced = stat_get(STAT_HTTP_REQUESTS_TRACED);
         s.http_requests_untraced = stat_get(STAT_HTTP_REQUESTS_UNTRACED);
+        s.attributes_refused = stat_get(STAT_ATTRIBUTES_REFUSED);
     }
     /* Callers compiled against an older, smaller struct get the prefix they know. */
     memcpy(out, &s, size < sizeof s ? size : sizeof s);

@@ -2,6 +2,7 @@
 #include "thread_records.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,11 @@
 #include "stats.h"
 
 _Static_assert(sizeof(struct apm_record) == 37, "apmint thread record is 37 bytes");
-_Static_assert(sizeof(struct otel_record) == 28 + OTEL_ATTR_TXN_SIZE, "OTel record layout");
+_Static_assert(sizeof(struct otel_record) == OTEL_RECORD_MAX, "OTel record: 640 bytes");
+_Static_assert(offsetof(struct otel_record, attrs_size) == 26, "OTel attrs-data-size at 26");
+_Static_assert(offsetof(struct otel_record, attrs) == OTEL_RECORD_HEADER, "OTel header: 28");
+_Static_assert(offsetof(struct thread_block, otel) == 0, "the OTel record leads the block");
+_Static_assert(_Alignof(struct otel_record) >= 2, "OTEP 4947: 2-byte aligned record");
 
 /* The contract symbols. Default visibility and global-dynamic/TLSDESC (Makefile): the apmint
  * reader locates them through an R_*_TLSDESC relocation naming them, then reads the pointer at
@@ -21,8 +26,10 @@ PROFLINK_EXPORT __thread void *elastic_apm_profiling_correlation_tls_v1;
 PROFLINK_EXPORT __thread void *otel_thread_ctx_v1;
 __thread struct thread_block *thread_block_current;
 
-/* Set once at init, read on every set/clear: whether OTel records are kept too. */
+/* Set once at init: whether OTel records are kept too (copied into each block). */
 static int otel_on;
+uint8_t otel_fixed_attrs[OTEL_FIXED_MAX];
+uint16_t otel_fixed_len;
 /* Frees a thread's block when it exits, whichever way it exits (return, pthread_exit, cancel). */
 static pthread_key_t exit_key;
 static int exit_key_ready;
@@ -32,7 +39,7 @@ static void block_destroy(void *p)
 {
     struct thread_block *b = p;
     /* Unpublish before freeing: a sample taken between the two sees NULL, never freed memory. */
-    if (elastic_apm_profiling_correlation_tls_v1 == b) {
+    if (thread_block_current == b) {
         elastic_apm_profiling_correlation_tls_v1 = NULL;
         otel_thread_ctx_v1 = NULL;
         thread_block_current = NULL;
@@ -52,14 +59,40 @@ int thread_records_init(int otel_enabled)
     return 0;
 }
 
-void otel_record_set_txn(struct thread_block *b, const uint8_t transaction_id[8])
+void thread_records_set_fixed(const uint8_t *attrs, size_t len)
+{
+    if (len > OTEL_FIXED_MAX)
+        len = 0; /* the caller checks; never publish a cut entry */
+    memcpy(otel_fixed_attrs, attrs, len);
+    otel_fixed_len = (uint16_t)len;
+}
+
+void otel_record_new_txn(struct thread_block *b, const uint8_t transaction_id[8])
 {
     struct otel_record *o = &b->otel;
-    o->attrs_size = OTEL_ATTR_TXN_SIZE;
-    o->attrs[0] = 0;  /* key index 0 = local_root_span_id (see the process context key map) */
-    o->attrs[1] = 16; /* value length */
-    hex_encode(transaction_id, 8, (char *)&o->attrs[2]);
+    if (b->otel_custom || !b->otel_has_txn)
+        memcpy(o->attrs, otel_fixed_attrs, otel_fixed_len);
+    uint8_t *e = o->attrs + otel_fixed_len;
+    e[0] = OTEL_KEY_LOCAL_ROOT; /* index 0 of the process context's key map */
+    e[1] = 16;                  /* value length */
+    hex_encode(transaction_id, 8, (char *)&e[2]);
+    o->attrs_size = (uint16_t)(otel_fixed_len + OTEL_ATTR_TXN_SIZE);
     memcpy(b->otel_txn, transaction_id, 8);
+    b->otel_has_txn = 1;
+    b->otel_custom = 0;
+}
+
+void otel_record_untraced(struct thread_block *b)
+{
+    struct otel_record *o = &b->otel;
+    memset(o->trace_id, 0, sizeof o->trace_id);
+    memset(o->span_id, 0, sizeof o->span_id);
+    o->trace_flags = 0;
+    if (b->otel_custom)
+        memcpy(o->attrs, otel_fixed_attrs, otel_fixed_len);
+    o->attrs_size = otel_fixed_len;
+    b->otel_has_txn = 0;
+    b->otel_custom = 0;
 }
 
 void thread_block_get(const struct thread_block *b, struct trace_ctx *out)
@@ -74,22 +107,38 @@ void thread_block_get(const struct thread_block *b, struct trace_ctx *out)
     out->present = 1;
 }
 
-struct thread_block *thread_block_new(const struct trace_ctx *ctx)
+struct thread_block *thread_block_new(const struct trace_ctx *ctx, const struct thread_block *from)
 {
     struct thread_block *b = calloc(1, sizeof *b);
     if (!b)
         return NULL;
     b->apm.minor_version = 1;
     b->apm.valid = 1;
+    b->otel_on = (uint8_t)otel_on;
+    /* Not yet published, so no reader can see it half-written: plain stores are enough. */
     if (ctx && ctx->present) {
-        /* Not yet published, so no reader can see it half-written: plain stores are enough. */
         b->apm.trace_present = 1;
         b->apm.trace_flags = ctx->trace_flags;
         memcpy(b->apm.trace_id, ctx->trace_id, 16);
         memcpy(b->apm.span_id, ctx->span_id, 8);
         memcpy(b->apm.transaction_id, ctx->transaction_id, 8);
-        otel_record_fill(b, ctx->trace_id, ctx->span_id, ctx->transaction_id, ctx->trace_flags);
-        b->otel.valid = 1;
+    }
+    if (from && from->otel_on) {
+        /* Inherited: the creator's record as it is, attributes included. */
+        memcpy(&b->otel, &from->otel, sizeof b->otel);
+        b->otel_has_txn = from->otel_has_txn;
+        b->otel_custom = from->otel_custom;
+        memcpy(b->otel_txn, from->otel_txn, 8);
+    } else {
+        b->otel_custom = 1; /* attrs are empty, not yet the fixed layout */
+        otel_record_untraced(b);
+        if (ctx && ctx->present) {
+            memcpy(b->otel.trace_id, ctx->trace_id, 16);
+            memcpy(b->otel.span_id, ctx->span_id, 8);
+            b->otel.trace_flags = ctx->trace_flags;
+            otel_record_new_txn(b, ctx->transaction_id);
+        }
+        b->otel.valid = (ctx && ctx->present) || b->otel.attrs_size != 0;
     }
     stat_inc(STAT_THREADS_SEEN);
     return b;
@@ -113,32 +162,34 @@ void thread_block_install(struct thread_block *b)
         free(b);
         return;
     }
-    b->otel_slot = otel_on ? &otel_thread_ctx_v1 : NULL;
     RECORD_ORDER(); /* the block is complete before any reader can reach it */
     elastic_apm_profiling_correlation_tls_v1 = &b->apm;
     thread_block_current = b;
-    if (b->otel_slot && b->apm.trace_present)
+    /* Set once, for the thread's life: updates use the valid byte (struct otel_record). */
+    if (b->otel_on)
         otel_thread_ctx_v1 = &b->otel;
 }
 
-void thread_initial_context(struct trace_ctx *out)
+const struct thread_block *thread_initial_context(struct trace_ctx *out)
 {
     const struct thread_block *self = thread_block_self();
     if (proflink_config.inherit && self) {
         thread_block_get(self, out);
-        return;
+        return self;
     }
     if (proflink_config.has_traceparent)
         *out = proflink_config.traceparent;
     else
         memset(out, 0, sizeof *out);
+    return NULL;
 }
 
 struct thread_block *thread_block_create_for_self(void)
 {
     if (!runtime_active() || !exit_key_ready)
         return NULL;
-    struct thread_block *b = thread_block_new(proflink_config.has_traceparent ? &proflink_config.traceparent : NULL);
+    struct thread_block *b = thread_block_new(
+        proflink_config.has_traceparent ? &proflink_config.traceparent : NULL, NULL);
     if (b)
         thread_block_install(b);
     return thread_block_self();

@@ -1,7 +1,8 @@
 /* thread_records.h — each thread's published context: the Elastic apmint record (37 bytes, via
  * the exported TLS pointer elastic_apm_profiling_correlation_tls_v1) and the OpenTelemetry
  * thread-context record (via otel_thread_ctx_v1). Both live in one per-thread block, allocated
- * once per thread and freed at thread exit (pointers cleared first).
+ * once per thread and freed at thread exit (pointers cleared first). Both pointers are set once,
+ * when the block is installed; updates use each record's valid byte.
  *
  * Readers sample a thread while it is stopped on its own CPU (eBPF perf event, or ptrace), so a
  * record is never read concurrently from another CPU while the thread runs: ordering the stores
@@ -26,30 +27,56 @@ struct apm_record {
     uint8_t transaction_id[8];
 } __attribute__((packed));
 
-/* OTel thread context key 0 (local_root_span_id): [u8 key][u8 len=16][16 lowercase hex]. */
-#define OTEL_ATTR_TXN_SIZE 18
+/* OpenTelemetry thread record, OTEP 4947 (README: formats). Packed, native endian, and 2-byte
+ * aligned as the OTEP requires (readers load attrs_size, a u16, in place): aligned(8) here, and
+ * it is the first member of a malloc'ed block. Fixed size: the OTEP's recommended maximum
+ * (640 bytes, the OpenTelemetry eBPF profiler's limit), so setting attributes never allocates.
+ *
+ * Hiding during an update: the VALID BYTE, never the pointer. proflink keeps one fixed record
+ * per thread and rewrites it in place, which is the case the OTEP gives the valid byte for
+ * (pointer swapping suits writers that keep a record per request or coroutine); it says to use
+ * one method, not both. So otel_thread_ctx_v1 is set once when the thread's block is installed
+ * and stays until the thread exits, and every update is valid=0, fields, valid=1. valid=0 also
+ * means "no context" (detached); a thread with attributes but no trace has valid=1 and a zero
+ * trace id and span id, as the OTEP allows.
+ *
+ * Attribute area layout: [fixed attributes (PROFLINK_THREAD_ATTRIBUTES)] then, while a trace
+ * is active, [key 0 = local_root_span_id, 16 lowercase hex] then what the API set. Keeping the
+ * fixed part first and the transaction entry right after it lets a set or clear of the trace
+ * touch only that entry and attrs_size. */
+#define OTEL_RECORD_MAX 640
+#define OTEL_RECORD_HEADER 28
+#define OTEL_ATTRS_CAP (OTEL_RECORD_MAX - OTEL_RECORD_HEADER)
+#define OTEL_KEY_LOCAL_ROOT 0
+#define OTEL_ATTR_TXN_SIZE 18 /* [0][16][16 hex] */
+/* The fixed attributes always leave room for the transaction entry. */
+#define OTEL_FIXED_MAX (OTEL_ATTRS_CAP - OTEL_ATTR_TXN_SIZE)
 
-/* OpenTelemetry thread record, README: formats. Packed, native endian. */
 struct otel_record {
     uint8_t trace_id[16];
     uint8_t span_id[8];
     uint8_t valid;
     uint8_t trace_flags;
     uint16_t attrs_size;
-    uint8_t attrs[OTEL_ATTR_TXN_SIZE];
-} __attribute__((packed));
+    uint8_t attrs[OTEL_ATTRS_CAP];
+} __attribute__((packed, aligned(8)));
 
 struct thread_block {
-    struct apm_record apm; /* first: the exported pointer doubles as the block pointer */
-    struct otel_record otel;
-    /* This thread's otel_thread_ctx_v1 slot, NULL when OTel records are off. Cached at install
-     * so that the hot path pays for one TLS descriptor call (finding the block), not two. */
-    void **otel_slot;
-    uint8_t otel_txn[8]; /* transaction id whose hex is in otel.attrs (skips re-encoding) */
+    struct otel_record otel; /* first: the block's malloc alignment is the record's */
+    struct apm_record apm;
+    uint8_t otel_on;      /* OTel records are kept (PROFLINK_OTEL_CONTEXT) */
+    uint8_t otel_has_txn; /* attrs hold the key-0 entry right after the fixed attributes */
+    uint8_t otel_custom;  /* the API changed attrs: they differ from the fixed layout */
+    uint8_t otel_txn[8];  /* transaction id whose hex is in the key-0 entry */
     /* pthread_create trampoline: the start routine to run once the records are installed */
     void *(*start_fn)(void *);
     void *start_arg;
 };
+
+/* The fixed attributes of every thread (PROFLINK_THREAD_ATTRIBUTES), encoded once at start-up
+ * (thread_records_set_fixed) and read-only afterwards. */
+extern uint8_t otel_fixed_attrs[OTEL_FIXED_MAX] __attribute__((visibility("hidden")));
+extern uint16_t otel_fixed_len __attribute__((visibility("hidden")));
 
 /* The contract's TLS pointers (defined in thread_records.c). */
 extern __thread void *elastic_apm_profiling_correlation_tls_v1;
@@ -64,11 +91,14 @@ extern __thread struct thread_block *thread_block_current
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
 
 /* Which context a new thread starts with: the creator's when PROFLINK_INHERIT=1, else (the
- * default) the process-wide TRACEPARENT context, else none (config.c says why). */
-void thread_initial_context(struct trace_ctx *out);
+ * default) the process-wide TRACEPARENT context, else none (config.c says why). Returns the
+ * creator's block when the new thread inherits it (its attributes come along, the same rule as
+ * its trace), else NULL. */
+const struct thread_block *thread_initial_context(struct trace_ctx *out);
 
-/* A block for a thread about to be created, holding ctx. NULL when out of memory. */
-struct thread_block *thread_block_new(const struct trace_ctx *ctx);
+/* A block for a thread about to be created, holding ctx and, when from is not NULL, from's
+ * OTel attributes. NULL when out of memory. */
+struct thread_block *thread_block_new(const struct trace_ctx *ctx, const struct thread_block *from);
 void thread_block_free_unused(struct thread_block *b);
 /* Publish b as the calling thread's block (called first thing in a new thread). */
 void thread_block_install(struct thread_block *b);
@@ -79,8 +109,12 @@ void thread_block_release_self(void);
 struct thread_block *thread_block_create_for_self(void) __attribute__((cold));
 /* Reads b's context back (present = 0 when none). */
 void thread_block_get(const struct thread_block *b, struct trace_ctx *out);
-/* Writes the OTel record's transaction-id attribute (key 0, 16 lowercase hex). */
-void otel_record_set_txn(struct thread_block *b, const uint8_t transaction_id[8]);
+/* Cold halves of the OTel updates (the record is hidden, valid = 0, when they run):
+ * a new transaction: attrs = [fixed][key 0 = transaction hex]; API attributes dropped; */
+void otel_record_new_txn(struct thread_block *b, const uint8_t transaction_id[8])
+    __attribute__((cold));
+/* no trace any more: attrs = [fixed], trace fields zeroed; API attributes dropped. */
+void otel_record_untraced(struct thread_block *b) __attribute__((cold));
 
 /* ---- The hot path, inline in the API functions ------------------------------------------ */
 
@@ -98,21 +132,6 @@ static inline struct thread_block *thread_block_self_or_create(void)
     return __builtin_expect(b != NULL, 1) ? b : thread_block_create_for_self();
 }
 
-/* Fills the OTel record's fields (not valid, not the pointer). The hex of the transaction id
- * is re-encoded only when it changes: spans of one transaction share it. */
-static inline void otel_record_fill(struct thread_block *b, const uint8_t trace_id[16],
-                                    const uint8_t span_id[8], const uint8_t transaction_id[8],
-                                    uint8_t flags)
-{
-    struct otel_record *o = &b->otel;
-    memcpy(o->trace_id, trace_id, 16);
-    memcpy(o->span_id, span_id, 8);
-    o->trace_flags = flags;
-    if (__builtin_expect(memcmp(b->otel_txn, transaction_id, 8) != 0 ||
-                             o->attrs_size != OTEL_ATTR_TXN_SIZE, 0))
-        otel_record_set_txn(b, transaction_id);
-}
-
 static inline void thread_block_set(struct thread_block *b, const uint8_t trace_id[16],
                                     const uint8_t span_id[8], const uint8_t transaction_id[8],
                                     uint8_t flags)
@@ -127,33 +146,46 @@ static inline void thread_block_set(struct thread_block *b, const uint8_t trace_
     memcpy(r->transaction_id, transaction_id, 8);
     RECORD_ORDER();
     r->valid = 1;
-    void **slot = b->otel_slot;
-    if (!slot)
+    if (!b->otel_on)
         return;
-    /* OTel: NULL pointer = no context. Hide the record while it is rewritten, then publish. */
-    *slot = NULL;
-    b->otel.valid = 0;
+    /* OTel: the valid byte hides the record (see struct otel_record); the pointer stays. */
+    struct otel_record *o = &b->otel;
+    o->valid = 0;
     RECORD_ORDER();
-    otel_record_fill(b, trace_id, span_id, transaction_id, flags);
+    memcpy(o->trace_id, trace_id, 16);
+    memcpy(o->span_id, span_id, 8);
+    o->trace_flags = flags;
+    /* Spans of one transaction share its hex entry and keep the API's attributes; a new
+     * transaction (a new request) starts from the fixed attributes. */
+    if (__builtin_expect(!b->otel_has_txn || memcmp(b->otel_txn, transaction_id, 8) != 0, 0))
+        otel_record_new_txn(b, transaction_id);
     RECORD_ORDER();
-    b->otel.valid = 1;
-    RECORD_ORDER();
-    *slot = &b->otel;
+    o->valid = 1;
 }
 
 static inline void thread_block_clear(struct thread_block *b)
 {
-    if (b->otel_slot)
-        *b->otel_slot = NULL;
-    RECORD_ORDER();
     b->apm.valid = 0;
     RECORD_ORDER();
     b->apm.trace_present = 0;
     RECORD_ORDER();
     b->apm.valid = 1;
+    if (!b->otel_on)
+        return;
+    b->otel.valid = 0; /* detached; its stale fields stay hidden until the next set */
+    /* Attributes outlive the trace only when there are fixed ones: then the record stays
+     * valid with no trace. API attributes are dropped with the trace (proflink.h). */
+    if (__builtin_expect(b->otel_custom || otel_fixed_len, 0)) {
+        RECORD_ORDER();
+        otel_record_untraced(b);
+        RECORD_ORDER();
+        b->otel.valid = b->otel.attrs_size != 0;
+    }
 }
 
 /* Called once per process image (and in a fork child) before any block is made. 0 ok. */
 int thread_records_init(int otel_enabled);
+/* The fixed attributes, already encoded (len <= OTEL_FIXED_MAX), before any block is made. */
+void thread_records_set_fixed(const uint8_t *attrs, size_t len);
 
 #endif

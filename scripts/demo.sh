@@ -42,6 +42,18 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 heading() { printf '\n=== %s\n' "$*"; }
+# short N: lines longer than N characters end at the last space or comma before N, then "…",
+# so that no id or word is cut in the middle
+short() {
+    awk -v n="$1" '{
+        if (length($0) <= n) { print; next }
+        s = substr($0, 1, n)
+        i = match(s, /[ ,][^ ,]*$/)
+        if (i > 1) s = substr(s, 1, i)
+        print s "…"
+    }'
+}
+DEMO_START=$(date +%s%N)
 
 mkfifo -m 600 "$WORK/fifo"
 # Held open (read-write: never blocks) so the pipe has a reader before the service starts: the
@@ -66,12 +78,12 @@ done
 head -n 1 "$WORK/service.out"
 
 heading "2. What a profiler sees in pid $SERVICE_PID (proflink-inspect)"
-"$INSPECT" "$SERVICE_PID" | grep -E '^(PASS|FAIL|WARN|SKIP)|attach' | cut -c1-150 || true
+"$INSPECT" "$SERVICE_PID" | grep -E '^(PASS|FAIL|WARN|SKIP)|attach' | short 150 || true
 
 heading "3. The stand-in profiler samples it: proflink-agent --register $DELAY_MS,demo-host -d $SAMPLE_S -f 50"
 "$AGENT" --register "$DELAY_MS,demo-host" -d "$SAMPLE_S" -f 50 -n 8 -o "$WORK/agent.json" \
     "$SERVICE_PID" >"$WORK/agent.out" || { echo "demo: proflink-agent failed" >&2; exit 1; }
-cut -c1-160 "$WORK/agent.out" | awk '
+short 160 <"$WORK/agent.out" | awk '
         /^Stacks/ { stacks = 1; print; next }
         stacks && /^  / { if (++n <= 12) print; else if (n == 13) print "  … (more stacks)"; next }
         { stacks = 0; print }'
@@ -81,7 +93,7 @@ status=0
 wait "$SERVICE_PID" || status=$?
 SERVICE_PID=
 grep -E '^registration' "$WORK/service.out" || true
-grep -E '^txn .* n=[1-9]' "$WORK/service.out" | awk 'NR <= 5' | cut -c1-160
+grep -E '^txn .* n=[1-9]' "$WORK/service.out" | awk 'NR <= 5' | short 160
 echo "…"
 tail -n 1 "$WORK/service.out"
 [ "$status" -eq 0 ] || { echo "demo: the service exited with status $status" >&2; cat "$WORK/service.err" >&2; exit 1; }
@@ -96,7 +108,7 @@ CAT_PID=
 heading "5. The same as JSON lines on the FIFO (PROFLINK_FIFO)"
 grep -m1 '"type":"registration"' "$WORK/fifo.jsonl" || true
 grep -m3 '"type":"correlation"' "$WORK/fifo.jsonl" || true
-grep '"type":"transaction"' "$WORK/fifo.jsonl" | grep -v '"stack_trace_ids":{}' | awk 'NR <= 3' | cut -c1-200
+grep '"type":"transaction"' "$WORK/fifo.jsonl" | grep -v '"stack_trace_ids":{}' | awk 'NR <= 3' | short 200
 echo "($(grep -c '' "$WORK/fifo.jsonl") records)"
 
 heading "6. Check: the ids in the transaction records are the ones the agent sent"
@@ -150,6 +162,12 @@ if problems:
 print(f"demo: {len(sent)} transactions carried {n_ids} stack-trace ids ({n_samples} samples); "
       f"all match the agent's stacks (FIFO records and tracer callback alike)")
 if agent["dropped"]:
-    print(f"demo: ({agent['dropped']} more samples were dropped by the kernel when a burst "
-          f"overflowed the socket queue, as they would be for the real profiler)")
+    print(f"demo: {agent['dropped']} more samples were \"dropped (socket full)\": the agent sends in "
+          f"bursts, and when a burst outgrows the socket's queue (net.unix.max_dgram_qlen) the kernel "
+          f"refuses the rest; the real profiler loses them the same way, so those samples carry no "
+          f"trace ids.")
+print("demo: in a profiling UI each stack-trace id is one sampled stack (its frames); a transaction's "
+      "ids with their counts are where that request spent its CPU time, so the trace view can show "
+      "the profile of one request.")
 EOF
+echo "demo: done in $(( ($(date +%s%N) - DEMO_START) / 1000000 )) ms"

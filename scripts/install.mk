@@ -3,7 +3,7 @@
 #   make install PREFIX=/usr/local DESTDIR=/staging
 #
 # Layout (LIBDIR = PREFIX/lib unless given):
-#   BINDIR/proflink-run, proflink-inspect, proflink-agent (the tools that were built)
+#   BINDIR/proflink-run, proflink-system, proflink-inspect, proflink-agent (the tools that were built)
 #   LIBDIR/elastic-jvmti-linux-proflink-ARCH.so    glibc preload library; the profiler finds it
 #                                                   by this file name, so it is never renamed
 #   LIBDIR/libproflink.so -> the above             for -lproflink (its SONAME is the above)
@@ -20,6 +20,7 @@ INCLUDEDIR   ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 MUSL_LIBDIR  := $(LIBDIR)/proflink/musl
 INSTALL      ?= install
+LDCONFIG     ?= ldconfig
 
 PROFLINK_VERSION := $(shell sed -n 's/^\#define PROFLINK_VERSION_STRING "\(.*\)"/\1/p' include/proflink.h)
 INSTALL_TOOLS    := $(filter $(BUILD)/proflink-inspect $(BUILD)/proflink-agent,$(ALL))
@@ -45,14 +46,20 @@ endif
 	    scripts/proflink.pc.in >'$(DESTDIR)$(PKGCONFIGDIR)/proflink.pc'
 	chmod 644 '$(DESTDIR)$(PKGCONFIGDIR)/proflink.pc'
 	sed -e "s|^installed_libdir='@LIBDIR@'|installed_libdir='$(LIBDIR)'|" \
+	    -e "s|^installed_version='@VERSION@'|installed_version='$(PROFLINK_VERSION)'|" \
 	    scripts/proflink-run >'$(DESTDIR)$(BINDIR)/proflink-run'
 	chmod 755 '$(DESTDIR)$(BINDIR)/proflink-run'
+	sed -e "s|v='@VERSION@'|v='$(PROFLINK_VERSION)'|" scripts/proflink-system >'$(DESTDIR)$(BINDIR)/proflink-system'
+	chmod 755 '$(DESTDIR)$(BINDIR)/proflink-system'
 ifneq ($(INSTALL_TOOLS),)
 	$(INSTALL) -m 755 $(INSTALL_TOOLS) '$(DESTDIR)$(BINDIR)/'
 endif
+# a real install (no staging DESTDIR) refreshes the dynamic linker's cache so that -lproflink
+# and the library's SONAME resolve at once
+	$(if $(DESTDIR),,$(LDCONFIG))
 
 uninstall:
-	rm -f '$(DESTDIR)$(BINDIR)/proflink-run' '$(DESTDIR)$(BINDIR)/proflink-inspect' \
+	rm -f '$(DESTDIR)$(BINDIR)/proflink-run' '$(DESTDIR)$(BINDIR)/proflink-system' '$(DESTDIR)$(BINDIR)/proflink-inspect' \
 	    '$(DESTDIR)$(BINDIR)/proflink-agent' \
 	    '$(DESTDIR)$(LIBDIR)/$(SONAME)' '$(DESTDIR)$(LIBDIR)/libproflink.so' \
 	    '$(DESTDIR)$(LIBDIR)/libproflink.a' \

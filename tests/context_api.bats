@@ -28,14 +28,14 @@ step() {
 }
 
 # main_record — "present trace span txn flags" of the main thread's apmint record, and checks
-# that its OTel record says the same (or is absent when no trace is present).
+# that its OTel record says the same (or is absent or hidden, valid 0, when no trace is present).
 main_record() {
     inspect_json "$TARGET_PID"
-    jget "' '.join(str(x) for x in (lambda a, o: [a['trace_present'], a['trace_id'], a['span_id'], a['transaction_id'], a['trace_flags'], (o is None) if not a['trace_present'] else (o['trace_id'] == a['trace_id'] and o['span_id'] == a['span_id'] and o['attributes'].get('local_root_span_id') == a['transaction_id'])])(*[(t['apm'], t['otel']) for t in j['threads'] if t['tid'] == $TARGET_PID][0]))"
+    jget "' '.join(str(x) for x in (lambda a, o: [a['trace_present'], a['trace_id'], a['span_id'], a['transaction_id'], a['trace_flags'], (o is None or o['valid'] == 0) if not a['trace_present'] else (o['trace_id'] == a['trace_id'] and o['span_id'] == a['span_id'] and o['attributes'].get('local_root_span_id') == a['transaction_id'])])(*[(t['apm'], t['otel']) for t in j['threads'] if t['tid'] == $TARGET_PID][0]))"
 }
 
 # expect_record "PRESENT TRACE SPAN TXN FLAGS" — the main thread's records say that (both of
-# them); with "0", no trace is present (and no OTel record).
+# them); with "0", no trace is present (and no visible OTel record).
 expect_record() {
     local present trace span txn flags agree
     read -r present trace span txn flags agree <<<"$(main_record)"

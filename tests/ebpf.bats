@@ -4,7 +4,8 @@
 # The profiler's own view: an eBPF `profile` probe that, like the apmint unwinder, reads the
 # thread pointer (task->thread.fsbase), adds the static TLS offset found in the ELF's TLSDESC
 # relocation, follows the pointer and reads the 37-byte record on the sampled CPU. The OTel
-# thread record is read the same way through otel_thread_ctx_v1.
+# thread record is read the same way through otel_thread_ctx_v1, as the profiler's reader does:
+# the 28-byte header first, then exactly attrs-data-size bytes.
 load helpers
 
 TP_TRACE=0af7651916cd43dd8448eb211c80319c
@@ -35,8 +36,10 @@ profile:hz:199 /pid == \$1/ {
     printf("apm %d null\\n", tid);
   }
   if (\$orec != 0) {
-    printf("otel %d %d %lx %lx\\n", tid, *uptr((uint8 *)(\$orec + 24)),
-           *uptr((uint64 *)(\$orec + 0)), *uptr((uint64 *)(\$orec + 8)));
+    \$asz = *uptr((uint16 *)(\$orec + 26));
+    printf("otel %d %d %lx %lx %lx %d %rx\\n", tid, *uptr((uint8 *)(\$orec + 24)),
+           *uptr((uint64 *)(\$orec + 0)), *uptr((uint64 *)(\$orec + 8)), \$orec, \$asz,
+           buf(uptr((uint8 *)(\$orec + 28)), \$asz));
   } else {
     printf("otel %d null\\n", tid);
   }
@@ -56,8 +59,36 @@ sample() {
     timeout 60 bpftrace "$BATS_TEST_TMPDIR/probe.bt" "$TARGET_PID" >"$BATS_TEST_TMPDIR/samples" 2>/dev/null
 }
 
+# decode_otel_samples — every "otel" sample's attributes, named with the key map the independent
+# reader finds in OTEL_CTX; prints one JSON object per distinct record content.
+decode_otel_samples() {
+    python3 "$ROOT/tests/otel_ctx_reader.py" "$TARGET_PID" >"$BATS_TEST_TMPDIR/ctx.json"
+    python3 - "$BATS_TEST_TMPDIR/ctx.json" "$BATS_TEST_TMPDIR/samples" <<'PY'
+import json, re, sys
+keys = json.load(open(sys.argv[1]))["attributes"]["threadlocal.attribute_key_map"]
+seen = set()
+for line in open(sys.argv[2]):
+    f = line.split()
+    if not f or f[0] != "otel" or f[2] == "null":
+        continue
+    addr, size = int(f[5], 16), int(f[6])
+    data = bytes(int(h, 16) for h in re.findall(r"\\x([0-9a-f]{2})", f[7] if len(f) > 7 else ""))
+    assert addr % 2 == 0, f"record at an odd address: {line}"
+    assert len(data) == size, f"read {len(data)} bytes, attrs-data-size {size}: {line}"
+    attrs, pos = {}, 0
+    while pos < size:
+        k, n = data[pos], data[pos + 1]
+        attrs[keys[k]] = data[pos + 2:pos + 2 + n].decode()
+        pos += 2 + n
+    assert pos == size, line
+    seen.add(json.dumps({"valid": int(f[2]), "attrs": attrs}, sort_keys=True))
+print("\n".join(sorted(seen)))
+PY
+}
+
 @test "eBPF: every sampled thread of a CPU-bound program shows the TRACEPARENT trace" {
-    TRACEPARENT="00-$TP_TRACE-$TP_SPAN-01" start_target "$HELPERS/target_threads" 2 20 spin
+    TRACEPARENT="00-$TP_TRACE-$TP_SPAN-01" PROFLINK_THREAD_ATTRIBUTES=job.name=nightly-export \
+        start_target "$HELPERS/target_threads" 2 20 spin
     wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
     sample
     hi=$(le64 "${TP_TRACE:0:16}") lo=$(le64 "${TP_TRACE:16:16}") span=$(le64 "$TP_SPAN")
@@ -65,9 +96,12 @@ sample() {
     [ "$(echo "$tids" | wc -w)" -ge 2 ] # both spinning workers were sampled
     # every apm sample: valid, trace present, sampled flag, the ids
     every_line "$BATS_TEST_TMPDIR/samples" '^apm' " 1 1 1 $hi $lo $span$"
-    # and the OTel record agrees on every sample
-    every_line "$BATS_TEST_TMPDIR/samples" '^otel' " 1 $hi $lo$"
+    # and the OTel record agrees on every sample (then: address, attrs-data-size, attrs-data)
+    every_line "$BATS_TEST_TMPDIR/samples" '^otel' " 1 $hi $lo "
     [ "$(grep -c '^otel' "$BATS_TEST_TMPDIR/samples")" -gt 10 ]
+    # its attributes, read as header then exactly attrs-data-size bytes, name the same things
+    [ "$(decode_otel_samples)" = \
+        '{"attrs": {"job.name": "nightly-export", "local_root_span_id": "'"$TP_SPAN"'"}, "valid": 1}' ]
 }
 
 @test "eBPF: without a trace, sampled threads have a valid record with no trace present" {
@@ -76,8 +110,9 @@ sample() {
     sample
     [ "$(grep -c '^apm' "$BATS_TEST_TMPDIR/samples")" -gt 10 ]
     every_line "$BATS_TEST_TMPDIR/samples" '^apm' '^apm [0-9]+ 1 0 '
-    # no context: the OTel pointer stays NULL
-    every_line "$BATS_TEST_TMPDIR/samples" '^otel' ' null$'
+    # no context: the record is in place (its pointer is set once) and hidden by valid = 0
+    [ "$(grep -c '^otel' "$BATS_TEST_TMPDIR/samples")" -gt 10 ]
+    [ "$(decode_otel_samples)" = '{"attrs": {}, "valid": 0}' ]
 }
 
 # served_by FILE — the thread id an HTTP test server answered with

@@ -66,7 +66,9 @@ wait_read() { # N [TENTHS]
 @test "registration, correlation and transaction records round-trip, host id escaped" {
     mkfifo -m 600 "$FIFO"
     start_reader
-    start_msg_target ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=true PROFLINK_FIFO="$FIFO"
+    t0=$(date +%s%N)
+    start_msg_target ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=true PROFLINK_FIFO="$FIFO" \
+        OTEL_SERVICE_NAME='fifo "svc" é'
     send reg-hex 60 225c0a01ffc3a97f # " \ newline U+0001 (invalid byte) é DEL
     send reg 1500                      # minor 1: no host id
     send corr "$TRACE" "$TXN" "$ID_A" 513
@@ -75,10 +77,15 @@ wait_read() { # N [TENTHS]
     X2=2222222222222222
     cmd end "$TRACE" "$X2" 0 unsampled  # written by the application thread, at once
     wait_read 5 40
-    "$PY" - "$READ" "$TARGET_PID" "$TRACE" "$TXN" "$B64_A" <<'PY'
+    "$PY" - "$READ" "$TARGET_PID" "$TRACE" "$TXN" "$B64_A" "$t0" "$(date +%s%N)" <<'PY'
 import json, sys
-path, pid, trace, txn, a = sys.argv[1:]
+path, pid, trace, txn, a, t0, t1 = sys.argv[1:]
 recs = [json.loads(l) for l in open(path, "rb").read().decode("utf-8").splitlines()]
+# every record: Unix time in ns when it was written, and the service name
+for r in recs:
+    assert list(r)[:4] == ["type", "pid", "ts_ns", "service"], r
+    assert int(t0) <= r.pop("ts_ns") <= int(t1), (t0, r, t1)
+    assert r.pop("service") == 'fifo "svc" \u00e9', r
 by = lambda t: [r for r in recs if r["type"] == t]
 reg = by("registration")
 assert reg[0] == {"type": "registration", "pid": int(pid), "samples_delay_ms": 60,
@@ -91,7 +98,7 @@ tx = {r["transaction_id"]: r for r in by("transaction")}
 assert tx[txn] == {"type": "transaction", "pid": int(pid), "trace_id": trace,
                    "transaction_id": txn, "stack_trace_ids": {a: 513}}, tx
 assert tx["2222222222222222"]["stack_trace_ids"] == {}, tx
-assert list(recs[0]) == ["type", "pid", "samples_delay_ms", "host_id"]
+assert list(recs[0]) == ["type", "pid", "samples_delay_ms", "host_id"]  # ts_ns, service popped
 PY
     stats
     [ "$(stat_val fifo_records)" -eq 5 ] && [ "$(stat_val fifo_drops)" -eq 0 ]

@@ -1,6 +1,6 @@
 # make fuzz — fuzzes the datagram parser, the JSON records and the id table
-# (tests/fuzz/fuzz_messages.c), then the HTTP request scanner (tests/fuzz/fuzz_http_scan.c),
-# each for FUZZ_TIME seconds. With clang's libFuzzer when it works
+# (tests/fuzz/fuzz_messages.c), the OTel thread record's attribute writer (tests/fuzz/fuzz_attrs.c),
+# then the HTTP request scanner (tests/fuzz/fuzz_http_scan.c), each for FUZZ_TIME seconds. With clang's libFuzzer when it works
 # here, else with a standalone driver that feeds a seeded random corpus (ASan/UBSan both ways).
 FUZZ_CC     ?= clang
 FUZZ_TIME   ?= 20
@@ -8,7 +8,8 @@ FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -Iinclude -Ip
                -fno-omit-frame-pointer
 FUZZ_DEPS   := tests/fuzz/fuzz_messages.c preload/accum.c preload/accum.h preload/base64url.c \
                preload/base64url.h preload/json.c preload/json.h preload/messages.c \
-               preload/messages.h preload/records.c preload/records.h include/proflink.h
+               preload/messages.h preload/records.c preload/records.h include/proflink.h \
+               tests/fuzz/fuzz_attrs.c preload/otel_attrs.c preload/otel_attrs.h
 
 # fuzz_target NAME CORPUS MAX_LEN RUNS_PER_S — builds tests/fuzz/NAME.c and runs it for
 # FUZZ_TIME seconds: libFuzzer when $(FUZZ_CC) has it, else the standalone random driver.
@@ -34,6 +35,8 @@ endef
 fuzz: $(FUZZ_DEPS) | $(BUILD)
 	@mkdir -p $(BUILD)/fuzz/corpus
 	$(call fuzz_target,fuzz_messages,$(BUILD)/fuzz/corpus,1200,100000)
+	@mkdir -p $(BUILD)/fuzz/attrs_corpus
+	$(call fuzz_target,fuzz_attrs,$(BUILD)/fuzz/attrs_corpus,4096,5000)
 
 # The HTTP request scanner (tests/fuzz/fuzz_http_scan.c), the same way, after the parser.
 FUZZ_HTTP_DEPS := tests/fuzz/fuzz_http_scan.c tests/fuzz/http_scan_seed preload/http_scan.c \

@@ -148,3 +148,10 @@ every_line() {
     echo "$bad" | head -20 >&2
     return 1
 }
+
+# stop_pids PID…: kills the background processes a test started (by pid) and reaps them
+stop_pids() {
+    local p
+    for p in "$@"; do kill "$p" 2>/dev/null || true; done
+    for p in "$@"; do wait "$p" 2>/dev/null || true; done
+}

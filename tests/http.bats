@@ -47,7 +47,7 @@ traced_tids() {
 any_traced() {
     inspect_json "$1" >/dev/null || true
     jget "' '.join(t['apm']['trace_id'] for t in j['threads'] if t['apm'] and
-          (t['apm']['trace_present'] or t['otel']))"
+          (t['apm']['trace_present'] or (t['otel'] and t['otel']['valid'])))"
 }
 
 # wait_traced PID TRACE — polls until one thread shows TRACE (15 s); prints its tid

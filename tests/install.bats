@@ -54,6 +54,7 @@ has_musl() { [ -f "$ROOT/build/musl/$MUSL_SONAME" ]; }
     for f in "${lines[@]}"; do
         case $f in
             ./usr/local/bin/proflink-run | ./usr/local/bin/proflink-inspect | ./usr/local/bin/proflink-agent) ;;
+            ./usr/local/bin/proflink-system) ;;
             ./usr/local/lib/"$SONAME" | ./usr/local/lib/libproflink.so | ./usr/local/lib/libproflink.a) ;;
             ./usr/local/lib/proflink/musl/"$MUSL_SONAME" | ./usr/local/lib/proflink/musl/libproflink.so) ;;
             ./usr/local/lib/proflink/musl/libproflink.a) ;;

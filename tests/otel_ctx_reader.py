@@ -9,7 +9,15 @@
   4. decode the protobuf ProcessContext with its own decoder (shares nothing with proflink).
 
 usage: otel_ctx_reader.py PID [--address HEX] [--retries N] [--raw-out FILE]
+                          [--records HEX,HEX... [--key-map JSON-ARRAY]]
        otel_ctx_reader.py PID --poll SECONDS [--no-recheck]
+
+--records also reads OTel thread records (OTEP 4947) at those addresses the way the landing
+reader does: the 28-byte header first, then exactly attrs-data-size bytes, and names each
+attribute with threadlocal.attribute_key_map; --key-map starts from an older map (a reader that
+cached it), which is re-read, as the OTEP requires, when a record uses an index it lacks. Adds
+"records": [{address, valid, trace_id, span_id, trace_flags, attrs_size, attributes,
+malformed}] and "key_map_refreshes" to the output.
 
 One-shot mode prints one JSON object:
   {"pid", "mapping_name", "mappings_found", "address", "perms", "version", "payload_size",
@@ -255,6 +263,44 @@ def locate(pid, address):
     return named[0][0], named[0][3], named[0][2], len(named)
 
 
+RECORD_HEADER = 28
+RECORD_MAX = 640
+
+
+def read_record(mem, address):
+    """The record's header, then exactly attrs-data-size bytes (capped at the 640-byte limit)."""
+    hdr = read_mem(mem, address, RECORD_HEADER)
+    valid, flags, size = hdr[24], hdr[25], struct.unpack_from("=H", hdr, 26)[0]
+    attrs = read_mem(mem, address + RECORD_HEADER, min(size, RECORD_MAX - RECORD_HEADER)) \
+        if size else b""
+    entries, pos, malformed = [], 0, False
+    while pos < len(attrs):
+        if len(attrs) - pos < 2 or attrs[pos + 1] > len(attrs) - pos - 2:
+            malformed = True  # a reader stops at an entry the buffer cannot hold
+            break
+        entries.append((attrs[pos], attrs[pos + 2:pos + 2 + attrs[pos + 1]]))
+        pos += 2 + attrs[pos + 1]
+    return {"address": f"{address:#x}", "valid": valid, "trace_flags": flags,
+            "trace_id": hdr[:16].hex(), "span_id": hdr[16:24].hex(), "attrs_size": size,
+            "malformed": malformed}, entries
+
+
+def decode_records(mem, args, key_map, reread):
+    records, refreshes = [], 0
+    for a in args.records.split(","):
+        rec, entries = read_record(mem, int(a, 16))
+        if any(k >= len(key_map) for k, _ in entries):
+            key_map = reread()
+            refreshes += 1
+        named = {}
+        for k, v in entries:  # the last occurrence of a key wins
+            name = key_map[k] if k < len(key_map) else f"#{k}"
+            named[name] = v.decode("utf-8", "replace")
+        rec["attributes"] = named
+        records.append(rec)
+    return records, refreshes
+
+
 def one_shot(args):
     address, name, perms, count = locate(args.pid, args.address)
     with open(f"/proc/{args.pid}/mem", "rb", buffering=0) as mem:
@@ -274,6 +320,20 @@ def one_shot(args):
            "address": f"{address:#x}", "perms": perms}
     out.update(hdr)
     out.update({"resource": resource, "attributes": attributes, "duplicate_keys": dups})
+    if args.records:
+        def reread():
+            with open(f"/proc/{args.pid}/mem", "rb", buffering=0) as m:
+                for attempt in range(args.retries):
+                    try:
+                        return process_context(read_once(m, address)[1])[1].get(
+                            "threadlocal.attribute_key_map", [])
+                    except Raced:
+                        time.sleep(0.001 * (attempt + 1))
+            raise Raced("key map: no consistent copy")
+        key_map = json.loads(args.key_map) if args.key_map is not None else \
+            attributes.get("threadlocal.attribute_key_map", [])
+        with open(f"/proc/{args.pid}/mem", "rb", buffering=0) as mem:
+            out["records"], out["key_map_refreshes"] = decode_records(mem, args, key_map, reread)
     print(json.dumps(out, ensure_ascii=False))
 
 
@@ -312,6 +372,8 @@ def main():
     ap.add_argument("--raw-out", help="also write the payload bytes to this file")
     ap.add_argument("--poll", type=float, help="read continuously for this many seconds")
     ap.add_argument("--no-recheck", action="store_true", help="skip the timestamp re-check")
+    ap.add_argument("--records", help="comma-separated addresses of OTel thread records")
+    ap.add_argument("--key-map", help="JSON array: the key map a reader cached earlier")
     args = ap.parse_args()
     try:
         poll(args) if args.poll else one_shot(args)

@@ -14,6 +14,8 @@
  *                host id, as Elastic's profiler does (the OTel profiler never registers)
  *   --otel       read the OpenTelemetry thread context (otel_thread_ctx_v1) instead of the
  *                Elastic record; the transaction id is its local_root_span_id attribute
+ *   --by ATTR    (implies --otel) also count the samples per value of the OTel thread
+ *                attribute ATTR (e.g. http.route), named through the process context key map
  *   --all-threads  also sample threads that are not on a CPU (a CPU profiler does not)
  *   --json       print the summary as one JSON object
  *   -o FILE      also write that JSON summary to FILE
@@ -40,7 +42,9 @@
  *  "bursts": 16, "unwind_failures": 0,
  *  "stacks": {"<id>": {"samples": 210, "sent": 210, "frames": ["compute_prices", …]}, …},
  *  "transactions": [{"trace_id": "<32 hex>", "transaction_id": "<16 hex>",
- *                    "stack_trace_ids": {"<id>": sent count, …}, "samples": 3}, …]}
+ *                    "stack_trace_ids": {"<id>": sent count, …}, "samples": 3}, …],
+ *  "by": {"attribute": "http.route", "key_map_refreshes": 0, "without": 12,
+ *         "groups": {"/r/1": 40, …}}}      ("by" only with --by)
  *
  * Exit status: 0 after sampling (also when PID exits meanwhile, or on SIGINT/SIGTERM: the summary
  * is printed all the same); 1 when the profiler would not attach to PID; 2 on usage errors, when
@@ -56,12 +60,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proflink.h"
 #include "agent_sample.h"
 #include "agent_send.h"
 #include "agent_symbolize.h"
 #include "agent_unwind.h"
 #include "target_attach.h"
 #include "target_json.h"
+#include "agent_by.h"
 #include "target_otel.h"
 #include "target_records.h"
 #include "target_threads.h"
@@ -86,6 +92,7 @@ struct agent {
     struct target t;
     int otel;
     int otel_key; /* key index of local_root_span_id in the OTel attributes */
+    struct agent_by by; /* --by ATTR */
     int all_threads;
     size_t max_txns; /* text output: transactions listed (0: all) */
     struct agent_sampler sampler;
@@ -170,6 +177,8 @@ static int unhex8(const uint8_t *s, size_t n, uint8_t out[8])
     return 0;
 }
 
+static void load_key_map(struct agent *a);
+
 /* 1: the thread runs inside a trace (ids filled), 0: it does not, -1: unreadable. */
 static int read_context(struct agent *a, pid_t tid, uint8_t trace_id[16], uint8_t txn_id[8])
 {
@@ -179,8 +188,11 @@ static int read_context(struct agent *a, pid_t tid, uint8_t trace_id[16], uint8_
     int64_t off = a->otel ? a->t.otel_tls_offset : a->t.tls_offset;
     if (target_thread_tp(&st, &tp, err) != 0 || target_tls_pointer(&a->t.mem, tp, off, &ptr, err) != 0)
         return -1;
-    if (ptr == 0)
+    if (ptr == 0) {
+        if (a->by.name)
+            agent_by_count(&a->by, NULL);
         return 0;
+    }
     if (!a->otel) {
         struct target_apm_record r;
         if (target_read_apm_record(&a->t.mem, ptr, &r, err) != 0)
@@ -194,6 +206,13 @@ static int read_context(struct agent *a, pid_t tid, uint8_t trace_id[16], uint8_
     struct target_otel_record r;
     if (target_read_otel_record(&a->t.mem, ptr, &r, err) != 0)
         return -1;
+    if (a->by.name) {
+        if (r.valid == 1 && agent_by_needs_refresh(&a->by, &r)) {
+            load_key_map(a); /* a key registered since: the map only grows */
+            a->by.refreshes++;
+        }
+        agent_by_count(&a->by, r.valid == 1 ? &r : NULL);
+    }
     if (r.valid != 1)
         return 0;
     memcpy(trace_id, r.trace_id, 16);
@@ -443,6 +462,8 @@ static void print_json(FILE *out, struct agent *a, double secs, double hz, int r
         target_json_end_object(&j);
     }
     target_json_end_array(&j);
+    if (a->by.name)
+        agent_by_json(&a->by, &j);
     target_json_end_object(&j);
     fputc('\n', out);
 }
@@ -452,25 +473,54 @@ static void print_json(FILE *out, struct agent *a, double secs, double hz, int r
 static void usage(FILE *f)
 {
     fprintf(f, "usage: proflink-agent [-d SECONDS] [-f HZ] [-n N] [-o FILE] [--register DELAY_MS[,HOST_ID]] "
-               "[--otel] [--all-threads] [--json] PID\n");
+               "[--otel] [--by ATTR] [--all-threads] [--json] PID\n");
 }
 
-static int otel_key_index(struct agent *a)
+static void help(void)
+{
+    usage(stdout);
+    fputs("A local stand-in for an eBPF profiler: attaches to PID where the profiler would, samples\n"
+          "its threads, unwinds their stacks and sends the profiler's correlation messages to PID's\n"
+          "socket; prints what it sent.\n"
+          "\n"
+          "  -d SECONDS      how long to sample (default 5, at most 3600)\n"
+          "  -f HZ           samples per second and thread (default 20, 1..1000)\n"
+          "  -n N            list at most N transactions in the text summary (default: all)\n"
+          "  -o FILE         also write the JSON summary to FILE\n"
+          "  --register DELAY_MS[,HOST_ID]\n"
+          "                  first send a registration with that samples-delay-ms and host id,\n"
+          "                  as Elastic's profiler does\n"
+          "  --otel          read the OpenTelemetry thread context instead of the Elastic record\n"
+          "  --by ATTR       group the samples by the thread attribute ATTR (OTel thread context)\n"
+          "  --all-threads   also sample threads that are not on a CPU\n"
+          "  --json          print the summary as one JSON object\n"
+          "  -h, --help      this text\n"
+          "  --version       print the version and exit\n"
+          "\n"
+          "Exit status: 0 after sampling, 1 when a profiler would not attach to PID, 2 on usage\n"
+          "errors or when PID cannot be traced.\n",
+          stdout);
+}
+
+/* Reads the key map: the index of local_root_span_id (0, the convention, when no map is
+ * published) and, with --by, the grouped attribute's. */
+static void load_key_map(struct agent *a)
 {
     struct target_otel_ctx ctx;
     char err[TARGET_ERRLEN];
-    int key = 0; /* the convention when no key map is published */
-    if (target_otel_read(&a->t.mem, &a->t.maps, &ctx, err) == 0) {
-        const struct target_pb_value *km =
-            target_pb_find(&ctx.pc.attributes, "threadlocal.attribute_key_map");
-        if (km && km->kind == TARGET_PB_ARRAY)
-            for (size_t i = 0; i < km->nitems && i < 256; i++)
-                if (km->items[i].kind == TARGET_PB_STRING &&
-                    strcmp(km->items[i].s, "local_root_span_id") == 0)
-                    key = (int)i;
-        target_otel_free(&ctx);
-    }
-    return key;
+    a->otel_key = 0;
+    if (target_otel_read(&a->t.mem, &a->t.maps, &ctx, err) != 0)
+        return;
+    const struct target_pb_value *km =
+        target_pb_find(&ctx.pc.attributes, "threadlocal.attribute_key_map");
+    if (km && km->kind == TARGET_PB_ARRAY)
+        for (size_t i = 0; i < km->nitems && i < 256; i++)
+            if (km->items[i].kind == TARGET_PB_STRING &&
+                strcmp(km->items[i].s, "local_root_span_id") == 0)
+                a->otel_key = (int)i;
+    if (a->by.name)
+        agent_by_set_map(&a->by, km);
+    target_otel_free(&ctx);
 }
 
 int main(int argc, char **argv)
@@ -481,13 +531,15 @@ int main(int argc, char **argv)
     char *host = NULL;
     const char *json_file = NULL;
     static struct agent a;
-    enum { OPT_REGISTER = 256, OPT_OTEL, OPT_JSON, OPT_ALL };
+    enum { OPT_REGISTER = 256, OPT_OTEL, OPT_JSON, OPT_ALL, OPT_BY, OPT_VERSION };
     static const struct option opts[] = {
         {"register", required_argument, NULL, OPT_REGISTER},
         {"otel", no_argument, NULL, OPT_OTEL},
+        {"by", required_argument, NULL, OPT_BY},
         {"json", no_argument, NULL, OPT_JSON},
         {"all-threads", no_argument, NULL, OPT_ALL},
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, OPT_VERSION},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -532,6 +584,10 @@ int main(int argc, char **argv)
         case OPT_OTEL:
             a.otel = 1;
             break;
+        case OPT_BY:
+            a.otel = 1;
+            agent_by_init(&a.by, optarg);
+            break;
         case OPT_JSON:
             json = 1;
             break;
@@ -539,7 +595,10 @@ int main(int argc, char **argv)
             a.all_threads = 1;
             break;
         case 'h':
-            usage(stdout);
+            help();
+            return 0;
+        case OPT_VERSION:
+            printf("proflink-agent %s\n", PROFLINK_VERSION_STRING);
             return 0;
         default:
             usage(stderr);
@@ -583,7 +642,7 @@ int main(int argc, char **argv)
             target_close(&a.t);
             return 1;
         }
-        a.otel_key = otel_key_index(&a);
+        load_key_map(&a);
     }
 
     struct sigaction sa;
@@ -688,7 +747,10 @@ int main(int argc, char **argv)
         else if (stop_requested)
             printf("proflink-agent: interrupted after %.1f s\n", elapsed);
         print_text(&a);
+        if (a.by.name)
+            agent_by_print_text(&a.by);
     }
+    agent_by_free(&a.by);
     agent_sender_close(&a.sender);
     agent_symbols_free(&a.symbols);
     agent_unwinder_free(&a.unwinder);

@@ -67,6 +67,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inspect_all.h"
+#include "inspect_diagnose.h"
+#include "proflink.h"
 #include "target_attach.h"
 #include "target_http.h"
 #include "target_libc_threads.h"
@@ -114,6 +117,7 @@ struct report {
     struct target_otel_ctx otel;
     const struct target_pb_value *key_map; /* threadlocal.attribute_key_map, if published */
     int http; /* PROFLINK_HTTP reading: 1 on, 0 off, -1 unknown (target_http.h) */
+    int key_map_refreshed;                 /* re-read for an index the first read lacked */
 };
 
 static void set(struct check *c, enum status st, const char *fmt, ...)
@@ -250,6 +254,10 @@ static void check_storage(struct report *r)
     }
     if (st->service_name.len == 0)
         add(c, "; note: empty service name");
+    if (st->service_name.len >= 128)
+        add(c, "; note: service-name is 128 bytes, the limit: it was probably cut");
+    if (st->service_environment.len >= 128)
+        add(c, "; note: environment is 128 bytes, the limit: it was probably cut");
 }
 
 static void check_socket(struct report *r)
@@ -342,6 +350,9 @@ static void read_thread(struct report *r, const struct tp_source *src, struct th
     }
 }
 
+static int has_unknown_key(const struct report *r, const struct target_otel_record *o);
+static void check_otel(struct report *r);
+
 /* A raw clone() thread runs on its creator's thread pointer: what a profiler reads there is
  * the creator's record, not one of its own. */
 static size_t mark_shared_tps(struct report *r)
@@ -392,8 +403,9 @@ static void check_threads(struct report *r, int stop)
     }
     free(tids);
     free(src.list);
-    size_t shared = mark_shared_tps(r);
-    size_t failed = 0, with_apm = 0, active = 0, with_otel = 0, unpublished = 0, bare = 0;
+    mark_shared_tps(r);
+    size_t failed = 0, with_apm = 0, active = 0, with_otel = 0, odd = 0, unknown = 0;
+    size_t unpublished = 0, bare = 0;
     for (size_t i = 0; i < r->nthreads; i++) {
         const struct thread_report *tr = &r->threads[i];
         unpublished += tr->unpublished;
@@ -403,9 +415,17 @@ static void check_threads(struct report *r, int stop)
         with_apm += tr->has_apm && !tr->unpublished;
         active += tr->has_apm && !tr->unpublished && tr->apm.valid && tr->apm.trace_present;
         with_otel += tr->has_otel && !tr->unpublished;
+        odd += tr->has_otel && (tr->otel_ptr & 1);
+        unknown += tr->has_otel && has_unknown_key(r, &tr->otel);
     }
-    (void)shared;
-    set(c, failed || unpublished || bare ? ST_WARN : ST_PASS,
+    /* OTEP 4947: a reader meeting a key index its map lacks refreshes the map (keys are only
+     * ever appended, so the known ones keep their names). */
+    if (unknown && r->otel_rc == 0) {
+        target_otel_free(&r->otel);
+        check_otel(r);
+        r->key_map_refreshed = 1;
+    }
+    set(c, failed || odd || unpublished || bare ? ST_WARN : ST_PASS,
         "%zu thread(s): %zu with an apm record (%zu with an active trace), %zu with an OTel record",
         r->nthreads, with_apm, active, with_otel);
     if (unpublished)
@@ -417,9 +437,23 @@ static void check_threads(struct report *r, int stop)
                "dlsym(RTLD_NEXT); such a thread gets one on its first API call)", bare);
     if (failed)
         add(c, "; %zu could not be read (see below)", failed);
+    if (odd)
+        add(c, "; %zu OTel record(s) at an odd address (OTEP 4947 requires 2-byte alignment)", odd);
+    if (r->key_map_refreshed)
+        add(c, "; key map re-read (a record used a key index the first read did not have)");
     add(c, stop ? "; thread pointers read by stopping each thread for a moment (--stop)"
                 : "; no thread stopped (thread pointers from %s)",
         src.listed ? "glibc's thread list" : "nowhere");
+}
+
+static int has_unknown_key(const struct report *r, const struct target_otel_record *o)
+{
+    size_t pos = 0, known = r->key_map && r->key_map->kind == TARGET_PB_ARRAY ? r->key_map->nitems : 0;
+    struct target_otel_attr at;
+    while (target_otel_attr_next(o, &pos, &at) == 1)
+        if (at.key >= known)
+            return 1;
+    return 0;
 }
 
 /* ---- 7 OpenTelemetry process context ----------------------------------------------------- */
@@ -542,6 +576,11 @@ static void print_human(const struct report *r, int attachable)
     printf("proflink-inspect: pid %d (%s)\n", (int)r->t.pid, r->comm);
     for (int i = 0; i < C_COUNT; i++) {
         printf("%s  %-8s %s\n", status_word[r->c[i].st], check_name[i], r->c[i].detail);
+        if (r->c[i].st == ST_FAIL) {
+            char fix[1024];
+            inspect_fix(r->t.pid, check_name[i], fix, sizeof fix);
+            printf("      fix: %s\n", fix);
+        }
         if (i == C_THREADS && r->threads_run)
             for (size_t k = 0; k < r->nthreads; k++)
                 print_thread(r, &r->threads[k]);
@@ -735,6 +774,7 @@ static void json_otel(struct target_json *j, const struct report *r)
     target_json_uint(j, "version", r->otel.version);
     target_json_uint(j, "payload_size", r->otel.payload_size);
     target_json_uint(j, "published_at_ns", r->otel.published_at_ns);
+    target_json_bool(j, "key_map_refreshed", r->key_map_refreshed);
     if (r->otel_rc == 0) {
         json_kvs(j, "resource", &r->otel.pc.resource);
         json_kvs(j, "attributes", &r->otel.pc.attributes);
@@ -793,6 +833,7 @@ static void usage(void)
 {
     printf(
             "usage: proflink-inspect [--json] [--no-threads | --stop] PID\n"
+            "       proflink-inspect --all   (every process that maps proflink, one line each)\n"
             "\n"
             "Reads process PID from outside, the way an eBPF profiler does, and reports check by\n"
             "check whether the Elastic apmint profiler integration would attach to it:\n"
@@ -842,6 +883,8 @@ int main(int argc, char **argv)
                                          {"no-threads", no_argument, NULL, 'n'},
                                          {"stop", no_argument, NULL, 's'},
                                          {"help", no_argument, NULL, 'h'},
+                                         {"version", no_argument, NULL, 'V'},
+                                         {"all", no_argument, NULL, 'A'},
                                          {NULL, 0, NULL, 0}};
     int json = 0, threads = 1, stop = 0, o;
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -850,6 +893,8 @@ int main(int argc, char **argv)
         case 'n': threads = 0; break;
         case 's': stop = 1; break;
         case 'h': usage(); return 0;
+        case 'A': return inspect_all();
+        case 'V': printf("proflink-inspect %s\n", PROFLINK_VERSION_STRING); return 0;
         default:
             fprintf(stderr, "usage: proflink-inspect [--json] [--no-threads | --stop] PID (see --help)\n");
             return 2;

@@ -20,11 +20,13 @@
 
 /* One translation unit with the modules it needs (the test helper build compiles one file). */
 #include "config.c"
+#include "config_file.c"
 #include "ids.c"
 #include "log.c"
 #include "otel_process_ctx.c"
 #include "protobuf_writer.c"
 #include "resource_attrs.c"
+#include "utf8.c"
 
 #include <inttypes.h>
 #include <pthread.h>

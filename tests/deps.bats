@@ -1,0 +1,83 @@
+#!/usr/bin/env bats
+# The dependency check behind `make demo` / `make check` (scripts/deps.sh): dpkg and apt-get are
+# replaced on PATH by shims that report the packages in $FAKE_MISSING as not installed and log
+# what apt-get was asked to do, so the real system is never changed.
+# shellcheck shell=bash
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+    # under /tmp, not the test's private directory, so that the unprivileged runs can use it
+    SHIM=$(mktemp -d /tmp/plt_deps.XXXXXX)
+    chmod 755 "$SHIM"
+    APT_LOG=$SHIM/apt.log
+    : >"$APT_LOG"
+    chmod 666 "$APT_LOG"
+    cat >"$SHIM/dpkg" <<'SH'
+#!/bin/sh
+# dpkg -s PKG: "not installed" for the packages named in FAKE_MISSING
+for m in $FAKE_MISSING; do [ "$2" = "$m" ] && { echo "dpkg-query: package '$2' is not installed" >&2; exit 1; }; done
+printf 'Package: %s\nStatus: install ok installed\n' "$2"
+SH
+    cat >"$SHIM/apt-get" <<SH
+#!/bin/sh
+echo "\$*" >>"$APT_LOG"
+SH
+    chmod 755 "$SHIM/dpkg" "$SHIM/apt-get"
+    export PATH=$SHIM:$PATH
+}
+
+teardown() { rm -rf "$SHIM"; }
+
+@test "deps: everything present, nothing is installed and nothing printed" {
+    FAKE_MISSING='' run bash "$ROOT/scripts/deps.sh" check
+    [ "$status" -eq 0 ]
+    [ -z "$output" ]
+    [ ! -s "$APT_LOG" ]
+}
+
+@test "deps: as root, one apt-get install line for exactly what is missing, with the reason" {
+    FAKE_MISSING="libunwind-dev python3" run bash "$ROOT/scripts/deps.sh" demo
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"libunwind-dev: proflink-agent unwinds stacks"* ]]
+    [[ "$output" == *"python3: "* ]]
+    [[ "$output" == *"apt-get install -y libunwind-dev python3"* ]]
+    [ "$(sed -n 1p "$APT_LOG")" = "update -qq" ]
+    [ "$(sed -n 2p "$APT_LOG")" = "install -y -qq -o DPkg::Lock::Timeout=600 libunwind-dev python3" ]
+    [ "$(wc -l <"$APT_LOG")" -eq 2 ]
+}
+
+@test "deps: only the goal's packages count (bats is not needed for the demo)" {
+    FAKE_MISSING=bats run bash "$ROOT/scripts/deps.sh" demo
+    [ "$status" -eq 0 ]
+    [ ! -s "$APT_LOG" ]
+    FAKE_MISSING=bats run bash "$ROOT/scripts/deps.sh" check
+    [[ "$output" == *"apt-get install -y bats"* ]]
+}
+
+@test "deps: not root and something missing, the exact line is printed and nothing installed" {
+    FAKE_MISSING=libunwind-dev run setpriv --reuid=65534 --regid=65534 --clear-groups \
+        env PATH="$PATH" FAKE_MISSING=libunwind-dev bash "$ROOT/scripts/deps.sh" demo
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"  apt-get install -y libunwind-dev"* ]]
+    [[ "$output" == *"as root"* ]]
+    [ ! -s "$APT_LOG" ]
+}
+
+@test "deps: make demo stops before building when a package is missing and it cannot install" {
+    run setpriv --reuid=65534 --regid=65534 --clear-groups \
+        env PATH="$PATH" FAKE_MISSING=libunwind-dev make -s -C "$ROOT" --no-print-directory demo
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"apt-get install -y libunwind-dev"* ]]
+    [[ "$output" != *"=== 1."* ]]
+}
+
+@test "deps: make without libunwind builds the library and skips the agent with one line" {
+    # a compiler that sees no system headers stands for a machine without libunwind-dev
+    run make -n -C "$ROOT" --no-print-directory all CC="gcc -nostdinc"
+    [ "$status" -eq 0 ]
+    [ "$(grep -c 'proflink-agent skipped: libunwind-dev is not installed' <<<"$output")" -eq 1 ]
+    run ! grep -q -- '-o build/proflink-agent' <<<"$output"
+    run make -n -B -C "$ROOT" --no-print-directory all
+    grep -q -- '-o build/proflink-agent' <<<"$output"
+}

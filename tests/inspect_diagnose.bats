@@ -1,0 +1,148 @@
+#!/usr/bin/env bats
+# proflink-inspect gives every failed check a "fix:" line naming the real cause, each cause
+# produced for real: a renamed copy of the library, a static program, proflink disabled or not
+# selected by the environment, a removed socket, proflink not loaded at all.
+# shellcheck shell=bash
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+    printf '#include <unistd.h>\nint main(void) { sleep(60); return 0; }\n' >"$BATS_FILE_TMPDIR/s.c"
+    gcc -static -o "$BATS_FILE_TMPDIR/static_sleeper" "$BATS_FILE_TMPDIR/s.c"
+}
+
+setup() {
+    setup_sockdir
+    PIDS=()
+}
+
+teardown() {
+    stop_pids "${PIDS[@]}"
+    rm -rf "$SOCKDIR"
+}
+
+# bg ENV... CMD: starts CMD (through env) in the background, sets PID once it runs CMD's image
+bg() {
+    env "$@" >/dev/null 2>"$BATS_TEST_TMPDIR/bg.err" &
+    PID=$!
+    PIDS+=("$PID")
+    local _
+    for _ in $(seq 100); do
+        [ "$(readlink "/proc/$PID/exe")" != "$(readlink -f "$(command -v env)")" ] && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+# fails CHECK FIX-TEXT: inspect reports CHECK failed and the fix line right after it says FIX-TEXT
+fails() {
+    local _
+    for _ in $(seq 40); do # the library's constructor may still be running
+        run "$INSPECT" --no-threads "$PID"
+        grep -q "^FAIL  $1 " <<<"$output" && grep -qF -- "$2" <<<"$output" && break
+        sleep 0.05
+    done
+    echo "$output"
+    [ "$status" -eq 1 ]
+    grep -A1 "^FAIL  $1 " <<<"$output" | grep -qF -- "      fix: $2"
+    # every FAIL line has its fix line
+    [ "$(grep -c '^FAIL' <<<"$output")" -eq "$(grep -c '^      fix: ' <<<"$output")" ]
+}
+
+@test "fix: a renamed copy of the library is named, with the name the profiler wants" {
+    cp "$LIB" "$BATS_TEST_TMPDIR/libmine.so"
+    bg LD_PRELOAD="$BATS_TEST_TMPDIR/libmine.so" sleep 60
+    fails mapping "proflink is loaded as $BATS_TEST_TMPDIR/libmine.so, a file name the profiler ignores"
+}
+
+@test "fix: a statically linked program" {
+    bg LD_PRELOAD="$LIB" "$BATS_FILE_TMPDIR/static_sleeper"
+    fails mapping "the program is statically linked, so LD_PRELOAD cannot load proflink"
+}
+
+@test "fix: proflink not loaded at all" {
+    bg sleep 60
+    fails mapping "proflink is not loaded; start the program with LD_PRELOAD="
+}
+
+@test "fix: disabled by ENABLED=false in the environment" {
+    bg LD_PRELOAD="$LIB" ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=false sleep 60
+    fails storage "disabled by ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=false in its environment"
+}
+
+@test "fix: not selected by PROFLINK_INCLUDE" {
+    bg LD_PRELOAD="$LIB" PROFLINK_INCLUDE='*/python*' sleep 60
+    fails storage "probably not selected by its environment (PROFLINK_INCLUDE=*/python*"
+}
+
+@test "fix: the socket file was removed" {
+    bg LD_PRELOAD="$LIB" sleep 60
+    wait_attachable "$PID"
+    rm -f "$SOCKDIR"/*
+    fails socket "the socket must exist and be writable by the target's user"
+}
+
+@test "fix: proflink loaded by a late dlopen (its TLS is not static)" {
+    # proflink itself asks for static TLS (a late dlopen then gets it or fails), so a library
+    # built like it without that flag stands in (the inspect suite's fixture); with no static TLS
+    # surplus its TLS lands in dynamic TLS for sure
+    env FAKE_SOCKET="$BATS_TEST_TMPDIR/fake.sock" FAKE_READY="$BATS_TEST_TMPDIR/ready" \
+        GLIBC_TUNABLES=glibc.rtld.optional_static_tls=0 \
+        "$ROOT/build/tests/fixtures/late_dlopen_host" \
+        "$ROOT/build/tests/fixtures/fakes/good/elastic-jvmti-linux-fake.so" 0 &
+    PID=$!
+    PIDS+=("$PID")
+    for _ in $(seq 100); do [ -e "$BATS_TEST_TMPDIR/ready" ] && break; sleep 0.05; done
+    fails tls "proflink's thread-local storage is not static (loaded late by dlopen?)"
+}
+
+@test "a service name at the 128-byte limit is flagged as possibly cut" {
+    bg LD_PRELOAD="$LIB" OTEL_SERVICE_NAME="$(printf 'n%.0s' $(seq 200))" sleep 60
+    wait_attachable "$PID"
+    run "$INSPECT" --no-threads "$PID"
+    grep -q '^PASS  storage .*note: service-name is 128 bytes, the limit: it was probably cut' <<<"$output"
+}
+
+@test "fix: the library logs at info why it is inactive and what it cut" {
+    long=$(printf 'n%.0s' $(seq 200))
+    bg LD_PRELOAD="$LIB" PROFLINK_LOG=info OTEL_SERVICE_NAME="$long" sleep 60
+    wait_attachable "$PID"
+    grep -q 'service name is 200 bytes; cut to 128' "$BATS_TEST_TMPDIR/bg.err"
+    run "$INSPECT" --no-threads "$PID"
+    grep -q "service-name \"$(printf 'n%.0s' $(seq 128))\"" <<<"$output"
+    bg LD_PRELOAD="$LIB" PROFLINK_LOG=info ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=false sleep 60
+    for _ in $(seq 40); do grep -q inactive "$BATS_TEST_TMPDIR/bg.err" && break; sleep 0.05; done
+    grep -q 'proflink: .*inactive: ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED is false' "$BATS_TEST_TMPDIR/bg.err"
+}
+
+@test "--all: one line per process mapping proflink, attachable or its first failure" {
+    bg LD_PRELOAD="$LIB" OTEL_SERVICE_NAME=all-ok sleep 60
+    ok=$PID
+    wait_attachable "$ok"
+    bg LD_PRELOAD="$LIB" ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=false sleep 60
+    off=$PID
+    bg sleep 60
+    plain=$PID
+    run "$INSPECT" --all
+    echo "$output"
+    [ "$status" -eq 1 ] # the disabled one is not attachable
+    grep -qE "^$ok +/usr/bin/sleep +all-ok +attachable$" <<<"$output"
+    grep -qE "^$off +/usr/bin/sleep +- +FAIL: .*NULL" <<<"$output"
+    grep -qE '^[0-9]+ process(es)? map proflink \([0-9]+ not attachable\); the profiler has 128 process slots' <<<"$output"
+    run ! grep -qE "^$plain " <<<"$output"
+}
+
+@test "--all: more processes than the profiler's 128 slots is reported" {
+    # 130 small preloaded sleepers, bounded and killed by the teardown
+    for _ in $(seq 130); do
+        LD_PRELOAD=$LIB sleep 60 &
+        PIDS+=("$!")
+    done
+    for p in "${PIDS[@]}"; do
+        for _ in $(seq 100); do grep -q elastic-jvmti-linux "/proc/$p/maps" 2>/dev/null && break; sleep 0.05; done
+    done
+    run "$INSPECT" --all
+    [ "$status" -eq 1 ]
+    [ "$(grep -cE '^[0-9]+ +/usr/bin/sleep ' <<<"$output")" -ge 130 ]
+    grep -q 'the profiler has 128 process slots: more processes than slots, some will not be profiled' <<<"$output"
+}

@@ -1,0 +1,68 @@
+/* inspect_all.c — see inspect_all.h. */
+#include "inspect_all.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "target_attach.h"
+
+/* 1 if /proc/PID/maps names a proflink library (by the profiler's file-name rule) */
+static int maps_proflink(pid_t pid)
+{
+    char path[64], line[PATH_MAX + 128];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f))
+        found = strstr(line, "/elastic-jvmti-linux-") != NULL;
+    fclose(f);
+    return found;
+}
+
+int inspect_all(void)
+{
+    DIR *d = opendir("/proc");
+    if (!d) {
+        perror("proflink-inspect: /proc");
+        return 2;
+    }
+    static struct target t; /* large: keep it off the stack */
+    int n = 0, failing = 0;
+    struct dirent *e;
+    printf("%-8s %-40s %-24s %s\n", "PID", "EXECUTABLE", "SERVICE", "STATE");
+    while ((e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0 || pid == getpid() || !maps_proflink((pid_t)pid))
+            continue;
+        char exe[PATH_MAX] = "?", path[64], err[TARGET_ERRLEN] = "";
+        snprintf(path, sizeof path, "/proc/%ld/exe", pid);
+        ssize_t k = readlink(path, exe, sizeof exe - 1);
+        exe[k > 0 ? k : 1] = 0;
+        int ok = target_open(&t, (pid_t)pid, err) == 0 && target_find_library(&t, err) == 0 &&
+                 target_read_elf(&t, err) == 0 && target_read_tls_offset(&t, err) == 0 &&
+                 target_read_storage(&t, err) == 0 && target_check_socket(&t, err) == 0;
+        char service[64] = "-";
+        if (t.storage.service_name.len)
+            snprintf(service, sizeof service, "%.*s", (int)t.storage.service_name.len,
+                     t.storage.service_name.s);
+        n++;
+        failing += !ok;
+        printf("%-8ld %-40s %-24s %s%s\n", pid, exe, service, ok ? "attachable" : "FAIL: ", ok ? "" : err);
+        target_close(&t);
+        memset(&t, 0, sizeof t);
+    }
+    closedir(d);
+    printf("%d process%s map proflink (%d not attachable); the profiler has %d process slots%s\n", n,
+           n == 1 ? "" : "es", failing, PROFILER_PROCESS_SLOTS,
+           n > PROFILER_PROCESS_SLOTS ? ": more processes than slots, some will not be profiled "
+                                         "(fix: restrict with PROFLINK_INCLUDE/EXCLUDE)"
+                                       : "");
+    return failing || n > PROFILER_PROCESS_SLOTS;
+}
