@@ -24,6 +24,7 @@
 #include "export.h"
 #include "http_conn.h"
 #include "http_thread.h"
+#include "next_symbol.h"
 
 #ifdef __GLIBC__
 #define SA_ARG __SOCKADDR_ARG
@@ -31,19 +32,7 @@
 #define SA_ARG struct sockaddr *restrict
 #endif
 
-/* The next definition of each function, looked up on first use. A benign race: every thread
- * that looks it up stores the same value. Relaxed atomics keep that race defined. */
-#define NEXT(type, name)                                                                       \
-    static type next_##name(void)                                                              \
-    {                                                                                          \
-        static _Atomic(type) fn;                                                               \
-        type f = atomic_load_explicit(&fn, memory_order_relaxed);                              \
-        if (__builtin_expect(!f, 0)) {                                                         \
-            f = (type)dlsym(RTLD_NEXT, #name);                                                 \
-            atomic_store_explicit(&fn, f, memory_order_relaxed);                               \
-        }                                                                                      \
-        return f;                                                                              \
-    }
+#define NEXT NEXT_SYMBOL /* next_symbol.h */
 
 typedef int (*accept_fn)(int, SA_ARG, socklen_t *restrict);
 typedef int (*accept4_fn)(int, SA_ARG, socklen_t *restrict, int);

@@ -31,6 +31,12 @@ static _Atomic int started; /* runtime_start ran (whatever its outcome) */
 static pid_t owner_pid;     /* the process that created socket_path */
 static char socket_path[SOCKET_PATH_MAX + 1];
 static char socket_dir[SOCKET_PATH_MAX + 1];
+static struct socket_file socket_file; /* the file socket_path named when we bound it */
+/* Set by the seccomp hooks before the program installs a filter: from then on proflink makes
+ * no system call the program did not ask for (its filter may kill the process for one). */
+static _Atomic int sandboxed;
+/* exec: our file was removed before the exec, to be re-created if the exec fails. */
+static int removed_for_exec;
 
 /* Relaxed: "active" only gates whether to do work; every structure it guards was published
  * before it was set, by this same thread, before any other thread could have been created by
@@ -44,7 +50,7 @@ static int publish_process(const struct config *cfg)
 {
     const char *dir;
     char why[256];
-    int fd = socket_create(cfg, socket_path, &dir, why, sizeof why);
+    int fd = socket_create(cfg, socket_path, &socket_file, &dir, why, sizeof why);
     if (fd < 0) {
         log_error("cannot create the profiler socket (%s); correlation disabled in this process",
                   why);
@@ -145,13 +151,20 @@ void runtime_fork_child(void)
 {
     if (!runtime_active())
         return;
-    reader_fork_child();
-    attr_keys_after_fork();
-    stats_reset();
     const struct config *cfg = &proflink_config;
     const char *dir;
     char why[256];
-    int fd = socket_create(cfg, socket_path, &dir, why, sizeof why);
+    if (atomic_load_explicit(&sandboxed, memory_order_relaxed)) {
+        /* no socket, no reader: every one of those is a system call the filter may forbid */
+        socket_path[0] = 0;
+        process_storage_unpublish();
+        atomic_store_explicit(&active, 0, memory_order_relaxed);
+        return;
+    }
+    reader_fork_child();
+    attr_keys_after_fork();
+    stats_reset();
+    int fd = socket_create(cfg, socket_path, &socket_file, &dir, why, sizeof why);
     if (fd < 0 || process_storage_publish(cfg, socket_path) != 0) {
         log_error("fork child: cannot publish its own socket; correlation disabled in pid %d",
                   (int)getpid());
@@ -177,12 +190,68 @@ __attribute__((constructor)) static void proflink_constructor(void)
 #endif
 }
 
-/* exit(): remove our socket file. Only the process that created it: a fork child that exits
- * runs this too, with its own path. _exit and kill leave the file for socket_cleanup.c. */
-__attribute__((destructor)) static void proflink_destructor(void)
+/* Only the process that created the file removes it: a fork child made without the atfork
+ * handlers (raw clone) or a vfork child shares our memory, not our socket. */
+static int own_file(void)
 {
-    if (socket_path[0] && owner_pid == getpid())
-        unlink(socket_path);
+    return socket_path[0] && !atomic_load_explicit(&sandboxed, memory_order_relaxed) &&
+           owner_pid == getpid();
 }
+
+void runtime_remove_socket(void)
+{
+    if (own_file())
+        socket_file_remove(socket_path, &socket_file);
+}
+
+/* exit(), and the _exit/_Exit hooks (hooks/exit.c). Killed processes leave the file for
+ * socket_cleanup.c. */
+__attribute__((destructor)) static void proflink_destructor(void) { runtime_remove_socket(); }
+
+void runtime_exec_prepare(void)
+{
+    removed_for_exec = own_file() && socket_file_remove(socket_path, &socket_file) == 0;
+}
+
+/* The exec failed and the program runs on: a new socket and storage naming it. The old socket
+ * cannot be given its file back (an unlinked socket cannot be linked again). */
+void runtime_exec_failed(void)
+{
+    if (!removed_for_exec)
+        return;
+    removed_for_exec = 0;
+    const char *dir;
+    char why[256];
+    char path[SOCKET_PATH_MAX + 1];
+    struct socket_file file;
+    int fd = socket_create(&proflink_config, path, &file, &dir, why, sizeof why);
+    if (fd < 0)
+        return;
+    memcpy(socket_path, path, sizeof socket_path);
+    socket_file = file;
+    if (reader_replace_socket(fd) != 0) {
+        socket_file_remove(path, &file);
+        close(fd);
+        socket_path[0] = 0;
+        log_warn("after a failed exec: profiler messages no longer reach pid %d", (int)getpid());
+        return;
+    }
+    if (process_storage_publish(&proflink_config, socket_path) != 0)
+        log_warn("after a failed exec: out of memory; the storage names the removed socket");
+}
+
+void runtime_creds_follow(uid_t euid, gid_t egid)
+{
+    if (!own_file())
+        return;
+    /* The profiler requires the socket to be writable by the target's effective ids, and at
+     * exit the process must be able to remove it (a sticky /tmp lets only the owner do so). */
+    socket_file_chown(socket_path, &socket_file, euid == (uid_t)-1 ? geteuid() : euid,
+                      egid == (gid_t)-1 ? getegid() : egid);
+}
+
+void runtime_sandbox_begin(void) { atomic_store_explicit(&sandboxed, 1, memory_order_relaxed); }
+void runtime_sandbox_failed(void) { atomic_store_explicit(&sandboxed, 0, memory_order_relaxed); }
+int runtime_sandboxed(void) { return atomic_load_explicit(&sandboxed, memory_order_relaxed); }
 
 PROFLINK_EXPORT int proflink_init(void) { return runtime_start(); }

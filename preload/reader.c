@@ -525,3 +525,26 @@ void reader_fork_child(void)
         close(wake_sock);
     sock = wake_sock = -1;
 }
+
+/* A failed exec: the program runs on with a new socket (runtime_exec_failed). Only while the
+ * thread has not started: a running thread is blocked in a receive on the old descriptor, and
+ * swapping the number under it would race its identity check. */
+int reader_replace_socket(int sock_fd)
+{
+    int s = IDLE;
+    if (!atomic_compare_exchange_strong(&state, &s, STARTING))
+        return -1;
+    if (fd_identity_same(sock, &sock_id))
+        close(sock);
+    if (fd_identity_same(wake_sock, &wake_id))
+        close(wake_sock);
+    int fl = fcntl(sock_fd, F_GETFL);
+    if (fl >= 0 && (fl & O_NONBLOCK))
+        fcntl(sock_fd, F_SETFL, fl & ~O_NONBLOCK);
+    sock = sock_fd;
+    fd_identity_record(sock, &sock_id);
+    wake_sock = open_wake_socket(); /* connected to the new path (runtime_socket_path) */
+    fd_identity_record(wake_sock, &wake_id);
+    atomic_store_explicit(&state, IDLE, memory_order_release);
+    return 0;
+}

@@ -8,6 +8,10 @@
  * proflink stays active without message intake). */
 int reader_start(int sock_fd, const char *socket_path);
 
+/* After a failed exec, the reader takes sock_fd in place of its socket, if its thread has not
+ * started. 0 done, -1 not (the caller keeps sock_fd). */
+int reader_replace_socket(int sock_fd);
+
 /* Fork: prepare takes every lock the reader's data uses so the child gets them consistent;
  * parent releases them; child releases them, discards the parent's in-flight state (the
  * parent delivers its own transactions) and closes the inherited socket fd (or the child would

@@ -47,49 +47,65 @@ static const char *dir_problem(const char *dir)
         return "is a symbolic link";
     if (!S_ISDIR(st.st_mode))
         return "not a directory";
-    if (access(dir, W_OK | X_OK) != 0)
+    /* Others who can write here could swap our fresh file for a symlink or their own socket.
+     * A sticky directory owned by root or by us (as /tmp is) forbids them to rename or remove
+     * our file, so it is safe; any other directory writable by group or others is refused. */
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
+        !((st.st_mode & S_ISVTX) && (st.st_uid == 0 || st.st_uid == geteuid())))
+        return "writable by others and not sticky (or not owned by root or us)";
+    if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) != 0)
         return "not writable";
     return NULL;
 }
 
-static int bind_socket(const char *path)
+static int bind_socket(const char *path, struct socket_file *file)
 {
     int fd = fd_above_stdio(socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (fd < 0)
         return -1;
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     memcpy(addr.sun_path, path, strlen(path) + 1);
-    /* The file must be 0600 from its creation. umask is process-wide, so it is only narrowed
-     * here, where proflink runs before main or in a fresh fork child (no other thread creates
-     * files meanwhile in practice); chmod afterwards covers a racing umask change. */
+    /* The file must be 0600 from its creation, and its mode is never changed afterwards: a
+     * chmod by path follows whatever the path names by then (a symlink an attacker put there).
+     * umask is process-wide, so it is only narrowed around bind, where proflink runs before
+     * main or in a fresh fork child; a racing umask change is caught by the check below. */
     mode_t old = umask(0177);
     int rc = bind(fd, (struct sockaddr *)&addr, sizeof addr);
     int bind_errno = errno;
     umask(old);
-    if (rc != 0 || chmod(path, 0600) != 0) {
-        if (rc == 0)
-            unlink(path);
+    if (rc != 0) {
         close(fd);
-        errno = rc != 0 ? bind_errno : errno;
+        errno = bind_errno;
         return -1;
     }
+    struct stat st;
+    int found = lstat(path, &st) == 0;
+    if (!found || !S_ISSOCK(st.st_mode) || (st.st_mode & 0177) != 0) {
+        if (found && S_ISSOCK(st.st_mode))
+            unlink(path); /* ours with a wider mode: the directory lets nobody else replace it */
+        close(fd);
+        errno = EPERM;
+        return -1;
+    }
+    file->dev = st.st_dev;
+    file->ino = st.st_ino;
     return fd;
 }
 
-static int create_in(const char *dir, char *path)
+static int create_in(const char *dir, char *path, struct socket_file *file)
 {
     for (int attempt = 0; attempt < 4; attempt++) {
         snprintf(path, SOCKET_PATH_MAX + 1, "%s/" NAME_FMT, strcmp(dir, "/") ? dir : "",
                  (int)getpid(), random_u32());
-        int fd = bind_socket(path);
+        int fd = bind_socket(path, file);
         if (fd >= 0 || errno != EADDRINUSE)
             return fd;
     }
     return -1;
 }
 
-int socket_create(const struct config *cfg, char *path, const char **dir_used, char *why_out,
-                  size_t why_cap)
+int socket_create(const struct config *cfg, char *path, struct socket_file *file,
+                  const char **dir_used, char *why_out, size_t why_cap)
 {
     const char *tmpdir = secure_getenv("TMPDIR");
     const char *candidates[3] = {cfg->socket_dir[0] ? cfg->socket_dir : NULL,
@@ -101,7 +117,7 @@ int socket_create(const struct config *cfg, char *path, const char **dir_used, c
             continue;
         why = dir_problem(dir);
         if (!why) {
-            int fd = create_in(dir, path);
+            int fd = create_in(dir, path, file);
             if (fd >= 0) {
                 *dir_used = dir;
                 return fd;
@@ -120,4 +136,36 @@ int socket_create(const struct config *cfg, char *path, const char **dir_used, c
             log_warn("socket dir %s; using the default instead", why_out);
     }
     return -1;
+}
+
+/* Both act only on the file proflink bound (same device and inode): the directory was checked
+ * (dir_problem) so that nobody else can replace it, and the check keeps a path that now names
+ * something else (a successor's socket after exec, say) from being touched. */
+static int same_file(const struct stat *st, const struct socket_file *file)
+{
+    return S_ISSOCK(st->st_mode) && st->st_dev == file->dev && st->st_ino == file->ino;
+}
+
+int socket_file_remove(const char *path, const struct socket_file *file)
+{
+    struct stat st;
+    if (!path[0] || lstat(path, &st) != 0 || !same_file(&st, file))
+        return -1;
+    return unlink(path);
+}
+
+int socket_file_chown(const char *path, const struct socket_file *file, uid_t uid, gid_t gid)
+{
+    if (!path[0])
+        return -1;
+    /* Through a descriptor of the file itself (O_PATH, no symlink followed), never by path. */
+    int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    int rc = -1;
+    if (fstat(fd, &st) == 0 && same_file(&st, file))
+        rc = (st.st_uid == uid && st.st_gid == gid) ? 0 : fchownat(fd, "", uid, gid, AT_EMPTY_PATH);
+    close(fd);
+    return rc;
 }

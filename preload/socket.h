@@ -2,22 +2,37 @@
  *
  * Limits: the profiler opens "/proc/<pid>/root" + path, which must fit sun_path (107 bytes
  * usable), so our path is at most SOCKET_PATH_MAX = 85 bytes; longer and every send would fail
- * silently. The file is 0600 in a directory that is not a symlink. */
+ * silently. The file is 0600 (from bind on, never chmod'ed) in a directory that is not a
+ * symlink and that nobody else can write to (or sticky and owned by root or us, as /tmp). */
 #ifndef PROFLINK_SOCKET_H
 #define PROFLINK_SOCKET_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #define SOCKET_PATH_MAX 85
 #define SOCKET_NAME_PREFIX "proflink-"
 
 struct config;
 
-/* Creates, binds and chmods the socket in the first usable directory among the configured one,
- * $TMPDIR and /tmp (warning on each fallback). Non-blocking, close-on-exec.
- * Fills path (SOCKET_PATH_MAX + 1 bytes). Returns the fd, or -1 with the last reason in why. */
-int socket_create(const struct config *cfg, char *path, const char **dir_used, char *why,
-                  size_t why_cap);
+/* The file bind() created: later operations act on it only while the path still names it. */
+struct socket_file {
+    dev_t dev;
+    ino_t ino;
+};
+
+/* Creates and binds the socket (mode 0600) in the first usable directory among the configured
+ * one, $TMPDIR and /tmp (warning when the configured one is refused). Non-blocking,
+ * close-on-exec. Fills path (SOCKET_PATH_MAX + 1 bytes) and file. Returns the fd, or -1 with
+ * the last reason in why. */
+int socket_create(const struct config *cfg, char *path, struct socket_file *file,
+                  const char **dir_used, char *why, size_t why_cap);
+
+/* Unlinks path if it still names file. 0 removed, -1 not. */
+int socket_file_remove(const char *path, const struct socket_file *file);
+
+/* Gives file (if path still names it) to uid:gid, through a descriptor. 0 done, -1 not. */
+int socket_file_chown(const char *path, const struct socket_file *file, uid_t uid, gid_t gid);
 
 /* Removes socket files left by dead proflink processes of our uid in dir (see socket_cleanup.c). */
 void socket_cleanup_stale(const char *dir, const char *own_path);

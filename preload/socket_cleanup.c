@@ -4,7 +4,13 @@
  * A file is removed only when all of these hold, so that a live socket is never touched:
  *  - its name is ours ("proflink-<pid>-<hex>.sock") and it is a socket owned by our euid;
  *  - its pid is dead, or is our own pid (our pre-exec image: close-on-exec closed its socket);
- *  - connect() to it fails with ECONNREFUSED: no socket is bound to that file any more. */
+ *  - connect() to it fails with ECONNREFUSED: no socket is bound to that file any more.
+ *
+ * The sweep runs in every starting process (before main), so its work is bounded: at most
+ * SWEEP_MAX_ENTRIES directory entries are looked at per start, however full the directory is
+ * (300,000 look-alike files in a shared /tmp must not slow every program on the host). Files
+ * past the bound wait for a later start; most files never need the sweep, since proflink
+ * removes its own on exit, _exit and exec. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +25,9 @@
 #include "fd_safe.h"
 #include "log.h"
 #include "socket.h"
+
+/* Entries per start: one or two getdents calls' worth, well under a millisecond. */
+#define SWEEP_MAX_ENTRIES 1024
 
 static int name_pid(const char *name)
 {
@@ -75,9 +84,10 @@ void socket_cleanup_stale(const char *dir, const char *own_path)
             close(dfd);
         return;
     }
-    int removed = 0;
+    int removed = 0, examined = 0;
     struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
+    while (examined < SWEEP_MAX_ENTRIES && (e = readdir(d)) != NULL) {
+        examined++;
         if (strncmp(e->d_name, SOCKET_NAME_PREFIX, sizeof SOCKET_NAME_PREFIX - 1) != 0)
             continue;
         if (is_stale(dirfd(d), dir, e->d_name, own_path) &&
@@ -87,4 +97,6 @@ void socket_cleanup_stale(const char *dir, const char *own_path)
     closedir(d);
     if (removed)
         log_info("removed %d stale socket file(s) in %s", removed, dir);
+    log_debug("socket sweep of %s: %d entries examined (at most %d)", dir, examined,
+              SWEEP_MAX_ENTRIES);
 }

@@ -8,16 +8,19 @@ VARIANT=${PROFLINK_VARIANT:-glibc}
 # EMULATOR: what runs a program of the variant's architecture ("" for the machine's own; for
 # aarch64, qemu-user through tests/fixtures/qemu_exec.c). LIBC: the variant's C library.
 EMULATOR=
+# musl has no thread list the inspector can read without stopping threads (proflink-inspect --stop)
+INSPECT_STOP=()
 case $VARIANT in
     musl)
         LIB=$ROOT/build/musl/elastic-jvmti-linux-proflink-musl-$ARCH.so
-        HELPERS=$ROOT/build/tests/musl LIBC=musl ;;
+        HELPERS=$ROOT/build/tests/musl LIBC=musl INSPECT_STOP=(--stop) ;;
     aarch64-glibc)
         ARCH=aarch64 LIB=$ROOT/build/aarch64/elastic-jvmti-linux-proflink-aarch64.so
         HELPERS=$ROOT/build/aarch64/tests LIBC=glibc EMULATOR=$ROOT/build/tests/fixtures/qemu_exec ;;
     aarch64-musl)
         ARCH=aarch64 LIB=$ROOT/build/aarch64/musl/elastic-jvmti-linux-proflink-musl-aarch64.so
-        HELPERS=$ROOT/build/aarch64/tests/musl LIBC=musl EMULATOR=$ROOT/build/tests/fixtures/qemu_exec ;;
+        HELPERS=$ROOT/build/aarch64/tests/musl LIBC=musl EMULATOR=$ROOT/build/tests/fixtures/qemu_exec
+        INSPECT_STOP=(--stop) ;;
     *)
         LIB=$ROOT/build/elastic-jvmti-linux-proflink-$ARCH.so
         HELPERS=$ROOT/build/tests LIBC=glibc ;;
@@ -88,7 +91,7 @@ inspect_json() {
     local pid=$1
     shift
     local rc=0
-    "$INSPECT" --json "$@" "$pid" >"$BATS_TEST_TMPDIR/inspect.json" || rc=$?
+    "$INSPECT" --json "${INSPECT_STOP[@]}" "$@" "$pid" >"$BATS_TEST_TMPDIR/inspect.json" || rc=$?
     json_eval_start
     return "$rc"
 }

@@ -32,3 +32,6 @@ endif
 $(BUILD)/tests/musl/%: tests/helpers/%.c | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) $(HELPER_CFLAGS) $(MUSL_EXTRA) $(DEPFLAGS) -MF $@.d -o $@ $< $(HELPER_LIBS_$*)
+
+# An exec target no preload can enter.
+HELPER_LIBS_target_static_true := -static

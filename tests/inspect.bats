@@ -112,7 +112,7 @@ ins_check() {
 @test "--help explains the checks and exits 0" {
     run "$INSPECT" --help
     [ "$status" -eq 0 ]
-    [[ "$output" == *"usage: proflink-inspect [--json] [--no-threads] PID"* ]]
+    [[ "$output" == *"usage: proflink-inspect [--json] [--no-threads | --stop] PID"* ]]
     [[ "$output" == *"--no-threads"* ]]
 }
 

@@ -4,10 +4,14 @@
  * It reads the target from outside exactly as the eBPF profiler's apmint integration does
  * (/proc/PID/maps, the library's ELF file, /proc/PID/mem, the socket under /proc/PID/root), plus
  * the OpenTelemetry process and thread contexts. It changes nothing in the target: memory is
- * only read, and threads are stopped for a moment with PTRACE_SEIZE/INTERRUPT to read their
- * thread pointer, then detached (skip that with --no-threads).
+ * only read. Thread pointers come from the C library's thread list in memory (glibc,
+ * target_libc_threads.h), so no thread is stopped: a stop interrupts the thread's blocking
+ * system call, which a service may log (nginx: "epoll_wait() failed (4: Interrupted system
+ * call)"). Only with --stop is each thread stopped for a moment (PTRACE_SEIZE/INTERRUPT) and
+ * detached: needed for musl and static programs, whose thread lists cannot be found, and to
+ * read threads created without pthread_create (raw clone). --no-threads skips threads.
  *
- * Usage: proflink-inspect [--json] [--no-threads] PID
+ * Usage: proflink-inspect [--json] [--no-threads | --stop] PID
  *
  * Checks, in order (a check whose prerequisite failed is SKIP):
  *   1 mapping  executable, file-backed mapping matching .*\/elastic-jvmti-linux-([\w-]*)\.so
@@ -68,6 +72,7 @@
 #include "proflink.h"
 #include "target_attach.h"
 #include "target_http.h"
+#include "target_libc_threads.h"
 #include "target_json.h"
 #include "target_otel.h"
 #include "target_records.h"
@@ -89,6 +94,7 @@ struct check {
 
 struct thread_report {
     pid_t tid;
+    int unpublished; /* a thread whose records the profiler would not see as its own */
     char comm[32];
     char err[TARGET_ERRLEN + 64]; /* non-empty: the thread could not be read */
     int tp_ok;
@@ -276,15 +282,47 @@ static void check_socket(struct report *r)
 
 /* ---- 6 threads ---------------------------------------------------------------------------- */
 
-static void read_thread(struct report *r, struct thread_report *tr)
+/* How thread pointers are found: the C library's list (no stop) or, with --stop, ptrace. */
+struct tp_source {
+    int stop;
+    int listed; /* the libc list was read */
+    char list_err[TARGET_ERRLEN];
+    struct target_libc_thread *list;
+    size_t n;
+};
+
+static int find_tp(const struct tp_source *src, struct thread_report *tr)
+{
+    char err[TARGET_ERRLEN];
+    if (src->stop) {
+        if (target_thread_pointer(tr->tid, &tr->tp, err) != 0) {
+            snprintf(tr->err, sizeof tr->err, "%s", err);
+            return -1;
+        }
+        return 0;
+    }
+    if (!src->listed) {
+        snprintf(tr->err, sizeof tr->err,
+                 "thread pointer not read (no thread stopped: %s; --stop reads it)", src->list_err);
+        return -1;
+    }
+    if (target_libc_thread_tp(src->list, src->n, tr->tid, &tr->tp) != 0) {
+        tr->unpublished = 1;
+        snprintf(tr->err, sizeof tr->err,
+                 "not on glibc's thread list: created without pthread_create (raw clone), so it "
+                 "has no record of its own (--stop reads its thread pointer)");
+        return -1;
+    }
+    return 0;
+}
+
+static void read_thread(struct report *r, const struct tp_source *src, struct thread_report *tr)
 {
     const struct target *t = &r->t;
     char err[TARGET_ERRLEN];
     target_thread_comm(t->pid, tr->tid, tr->comm, sizeof tr->comm);
-    if (target_thread_pointer(tr->tid, &tr->tp, err) != 0) {
-        snprintf(tr->err, sizeof tr->err, "%s", err);
+    if (find_tp(src, tr) != 0)
         return;
-    }
     tr->tp_ok = 1;
     if (target_tls_pointer(&t->mem, tr->tp, t->tls_offset, &tr->apm_ptr, err) != 0) {
         snprintf(tr->err, sizeof tr->err, "apm TLS pointer: %s", err);
@@ -315,11 +353,38 @@ static void read_thread(struct report *r, struct thread_report *tr)
 static int has_unknown_key(const struct report *r, const struct target_otel_record *o);
 static void check_otel(struct report *r);
 
-static void check_threads(struct report *r)
+/* A raw clone() thread runs on its creator's thread pointer: what a profiler reads there is
+ * the creator's record, not one of its own. */
+static size_t mark_shared_tps(struct report *r)
+{
+    size_t shared = 0;
+    for (size_t i = 0; i < r->nthreads; i++) {
+        struct thread_report *a = &r->threads[i];
+        for (size_t k = 0; a->tp_ok && k < i; k++) {
+            const struct thread_report *b = &r->threads[k];
+            if (!b->tp_ok || b->tp != a->tp)
+                continue;
+            a->unpublished = 1;
+            snprintf(a->err, sizeof a->err,
+                     "shares thread pointer 0x%" PRIx64 " with thread %d: created without "
+                     "pthread_create (raw clone); the record seen there is thread %d's",
+                     a->tp, (int)b->tid, (int)b->tid);
+            shared++;
+            break;
+        }
+    }
+    return shared;
+}
+
+static void check_threads(struct report *r, int stop)
 {
     struct check *c = &r->c[C_THREADS];
     pid_t *tids;
     char err[TARGET_ERRLEN];
+    struct tp_source src = {.stop = stop};
+    if (!stop)
+        src.listed = target_libc_threads(r->t.pid, &r->t.maps, &r->t.mem, &src.list, &src.n,
+                                         src.list_err) == 0;
     if (target_threads_list(r->t.pid, &tids, &r->nthreads, err) != 0) {
         set(c, ST_WARN, "%s", err);
         return;
@@ -332,19 +397,27 @@ static void check_threads(struct report *r)
         return;
     }
     r->threads_run = 1;
-    size_t failed = 0, with_apm = 0, active = 0, with_otel = 0, odd = 0, unknown = 0;
     for (size_t i = 0; i < r->nthreads; i++) {
-        struct thread_report *tr = &r->threads[i];
-        tr->tid = tids[i];
-        read_thread(r, tr);
-        failed += tr->err[0] != '\0';
-        with_apm += tr->has_apm;
-        active += tr->has_apm && tr->apm.valid && tr->apm.trace_present;
-        with_otel += tr->has_otel;
+        r->threads[i].tid = tids[i];
+        read_thread(r, &src, &r->threads[i]);
+    }
+    free(tids);
+    free(src.list);
+    mark_shared_tps(r);
+    size_t failed = 0, with_apm = 0, active = 0, with_otel = 0, odd = 0, unknown = 0;
+    size_t unpublished = 0, bare = 0;
+    for (size_t i = 0; i < r->nthreads; i++) {
+        const struct thread_report *tr = &r->threads[i];
+        unpublished += tr->unpublished;
+        /* proflink's own reader has no record by design */
+        bare += tr->tp_ok && !tr->err[0] && !tr->has_apm && strcmp(tr->comm, "proflink-reader");
+        failed += tr->err[0] != '\0' && !tr->unpublished;
+        with_apm += tr->has_apm && !tr->unpublished;
+        active += tr->has_apm && !tr->unpublished && tr->apm.valid && tr->apm.trace_present;
+        with_otel += tr->has_otel && !tr->unpublished;
         odd += tr->has_otel && (tr->otel_ptr & 1);
         unknown += tr->has_otel && has_unknown_key(r, &tr->otel);
     }
-    free(tids);
     /* OTEP 4947: a reader meeting a key index its map lacks refreshes the map (keys are only
      * ever appended, so the known ones keep their names). */
     if (unknown && r->otel_rc == 0) {
@@ -352,15 +425,25 @@ static void check_threads(struct report *r)
         check_otel(r);
         r->key_map_refreshed = 1;
     }
-    set(c, failed || odd ? ST_WARN : ST_PASS,
+    set(c, failed || odd || unpublished || bare ? ST_WARN : ST_PASS,
         "%zu thread(s): %zu with an apm record (%zu with an active trace), %zu with an OTel record",
         r->nthreads, with_apm, active, with_otel);
+    if (unpublished)
+        add(c, "; %zu created without pthread_create (raw clone), without a record of their own",
+            unpublished);
+    if (bare)
+        add(c, "; %zu without a record (started before proflink, or created through a "
+               "pthread_create it does not interpose, e.g. one a library found with "
+               "dlsym(RTLD_NEXT); such a thread gets one on its first API call)", bare);
     if (failed)
         add(c, "; %zu could not be read (see below)", failed);
     if (odd)
         add(c, "; %zu OTel record(s) at an odd address (OTEP 4947 requires 2-byte alignment)", odd);
     if (r->key_map_refreshed)
         add(c, "; key map re-read (a record used a key index the first read did not have)");
+    add(c, stop ? "; thread pointers read by stopping each thread for a moment (--stop)"
+                : "; no thread stopped (thread pointers from %s)",
+        src.listed ? "glibc's thread list" : "nowhere");
 }
 
 static int has_unknown_key(const struct report *r, const struct target_otel_record *o)
@@ -630,6 +713,7 @@ static void json_thread(struct target_json *j, const struct report *r,
         target_json_null(j, "thread_pointer");
     if (tr->err[0])
         target_json_str(j, "error", tr->err);
+    target_json_bool(j, "own_record_possible", !tr->unpublished);
     if (tr->has_apm) {
         const struct target_apm_record *p = &tr->apm;
         target_json_object(j, "apm");
@@ -748,18 +832,21 @@ static void print_json(const struct report *r, int attachable)
 static void usage(void)
 {
     printf(
-            "usage: proflink-inspect [--json] [--no-threads] PID\n"
+            "usage: proflink-inspect [--json] [--no-threads | --stop] PID\n"
             "       proflink-inspect --all   (every process that maps proflink, one line each)\n"
             "\n"
             "Reads process PID from outside, the way an eBPF profiler does, and reports check by\n"
             "check whether the Elastic apmint profiler integration would attach to it:\n"
             "  mapping, elf, tls, storage, socket   (all must pass: exit status 0)\n"
-            "  threads   each thread's apmint / OpenTelemetry trace context (stops each thread\n"
-            "            for a moment with ptrace; --no-threads skips this)\n"
+            "  threads   each thread's apmint / OpenTelemetry trace context; thread pointers\n"
+            "            come from glibc's thread list in memory: no thread is stopped\n"
             "  otel      the OpenTelemetry process context (OTEL_CTX mapping)\n"
             "\n"
             "  --json        print one JSON object instead of text\n"
-            "  --no-threads  do not ptrace the threads\n"
+            "  --no-threads  do not read the threads\n"
+            "  --stop        read thread pointers by stopping each thread for a moment with\n"
+            "                ptrace (musl, static programs, raw clone threads); this interrupts\n"
+            "                the thread's blocking system call (EINTR), which services may log\n"
             "  -h, --help    this help\n"
             "\n"
             "Exit status: 0 attachable, 1 not attachable, 2 usage error or cannot inspect PID.\n");
@@ -794,20 +881,22 @@ int main(int argc, char **argv)
 {
     static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
                                          {"no-threads", no_argument, NULL, 'n'},
+                                         {"stop", no_argument, NULL, 's'},
                                          {"help", no_argument, NULL, 'h'},
                                          {"version", no_argument, NULL, 'V'},
                                          {"all", no_argument, NULL, 'A'},
                                          {NULL, 0, NULL, 0}};
-    int json = 0, threads = 1, o;
+    int json = 0, threads = 1, stop = 0, o;
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (o) {
         case 'j': json = 1; break;
         case 'n': threads = 0; break;
+        case 's': stop = 1; break;
         case 'h': usage(); return 0;
         case 'A': return inspect_all();
         case 'V': printf("proflink-inspect %s\n", PROFLINK_VERSION_STRING); return 0;
         default:
-            fprintf(stderr, "usage: proflink-inspect [--json] [--no-threads] PID (see --help)\n");
+            fprintf(stderr, "usage: proflink-inspect [--json] [--no-threads | --stop] PID (see --help)\n");
             return 2;
         }
     }
@@ -815,7 +904,7 @@ int main(int argc, char **argv)
     if (optind + 1 != argc || parse_pid(argv[optind], &pid) != 0) {
         if (optind < argc && optind + 1 == argc)
             fprintf(stderr, "proflink-inspect: not a process id: %s\n", argv[optind]);
-        fprintf(stderr, "usage: proflink-inspect [--json] [--no-threads] PID (see --help)\n");
+        fprintf(stderr, "usage: proflink-inspect [--json] [--no-threads | --stop] PID (see --help)\n");
         return 2;
     }
 
@@ -852,7 +941,7 @@ int main(int argc, char **argv)
     else if (r.c[C_TLS].st != ST_PASS)
         skip(&r, C_THREADS, C_TLS);
     else
-        check_threads(&r);
+        check_threads(&r, stop);
 
     int attachable = 1;
     for (int i = C_MAPPING; i <= C_SOCKET; i++)

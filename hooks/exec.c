@@ -1,0 +1,150 @@
+/* exec.c — the exec family removes the process's socket file before the new image replaces
+ * this one (the socket itself is close-on-exec, so the file would be left to a sweep, or
+ * forever if the new program is one proflink does not run in: static, not selected,
+ * disabled). If the exec fails, the program runs on and gets a new socket
+ * (runtime_exec_failed). The l-forms are rebuilt here as argument vectors because libc's
+ * call their v-forms internally, out of an interposer's reach. posix_spawn, system and popen
+ * exec in a child that has no socket of its own, so they need nothing. */
+#ifndef PROFLINK_STATIC
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <unistd.h>
+
+#include "export.h"
+#include "next_symbol.h"
+#include "runtime.h"
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execv_fn)(const char *, char *const[]);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
+NEXT_SYMBOL(execve_fn, execve)
+NEXT_SYMBOL(execv_fn, execv)
+NEXT_SYMBOL(execv_fn, execvp)
+NEXT_SYMBOL(execve_fn, execvpe)
+NEXT_SYMBOL(fexecve_fn, fexecve)
+NEXT_SYMBOL(execveat_fn, execveat)
+
+/* rc is what the exec returned: it returns only on failure, with errno set. */
+static int after_failure(int rc)
+{
+    int saved_errno = errno;
+    runtime_exec_failed();
+    errno = saved_errno;
+    return rc;
+}
+
+static int no_function(void)
+{
+    errno = ENOSYS;
+    return -1;
+}
+
+PROFLINK_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+    execve_fn f = next_execve();
+    if (!f)
+        return no_function();
+    runtime_exec_prepare();
+    return after_failure(f(path, argv, envp));
+}
+
+PROFLINK_EXPORT int execv(const char *path, char *const argv[])
+{
+    execv_fn f = next_execv();
+    if (!f)
+        return no_function();
+    runtime_exec_prepare();
+    return after_failure(f(path, argv));
+}
+
+PROFLINK_EXPORT int execvp(const char *file, char *const argv[])
+{
+    execv_fn f = next_execvp();
+    if (!f)
+        return no_function();
+    runtime_exec_prepare();
+    return after_failure(f(file, argv));
+}
+
+PROFLINK_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    execve_fn f = next_execvpe();
+    if (!f)
+        return no_function();
+    runtime_exec_prepare();
+    return after_failure(f(file, argv, envp));
+}
+
+PROFLINK_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    fexecve_fn f = next_fexecve();
+    if (!f)
+        return no_function();
+    runtime_exec_prepare();
+    return after_failure(f(fd, argv, envp));
+}
+
+PROFLINK_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
+                             int flags)
+{
+    execveat_fn f = next_execveat();
+    if (!f)
+        return no_function();
+    runtime_exec_prepare();
+    return after_failure(f(dirfd, path, argv, envp, flags));
+}
+
+/* Counts the arguments after arg0 up to the terminating NULL. */
+static size_t count_args(const char *arg0, va_list ap)
+{
+    size_t n = 1;
+    if (!arg0)
+        return 0;
+    while (va_arg(ap, const char *))
+        n++;
+    return n;
+}
+
+/* argv gets arg0, the n - 1 following arguments and a NULL; returns the envp that follows the
+ * list when with_envp (execle), else NULL. */
+static char *const *fill_args(char **argv, size_t n, const char *arg0, va_list ap, int with_envp)
+{
+    if (n)
+        argv[0] = (char *)arg0;
+    for (size_t i = 1; i < n; i++)
+        argv[i] = va_arg(ap, char *);
+    argv[n] = NULL;
+    if (!with_envp)
+        return NULL;
+    if (n) /* the NULL that ended the list */
+        (void)va_arg(ap, char *);
+    return va_arg(ap, char *const *);
+}
+
+/* The l-forms as their libc builds them: a vector on the stack, as long as the list. */
+#define L_FORM(with_envp, call_with_argv)                                                                 \
+    va_list ap;                                                                                \
+    va_start(ap, arg0);                                                                        \
+    size_t n = count_args(arg0, ap);                                                           \
+    va_end(ap);                                                                                \
+    char *argv[n + 1];                                                                         \
+    va_start(ap, arg0);                                                                        \
+    char *const *envp = fill_args(argv, n, arg0, ap, with_envp);                                      \
+    va_end(ap);                                                                                \
+    (void)envp;                                                                                \
+    return call_with_argv;
+
+PROFLINK_EXPORT int execl(const char *path, const char *arg0, ...) { L_FORM(0, execv(path, argv)) }
+
+PROFLINK_EXPORT int execlp(const char *file, const char *arg0, ...)
+{
+    L_FORM(0, execvp(file, argv))
+}
+
+PROFLINK_EXPORT int execle(const char *path, const char *arg0, ...)
+{
+    L_FORM(1, execve(path, argv, envp))
+}
+#endif

@@ -1,0 +1,80 @@
+/* seccomp.c — notices the program installing a seccomp filter, through the libc entry points
+ * that can: prctl(PR_SET_SECCOMP) and syscall(SYS_seccomp, ...) (glibc and musl have no
+ * seccomp() wrapper; libseccomp and programs use syscall()). From then on proflink makes no
+ * system call of its own (runtime_sandboxed): an allowlist written for the program would kill
+ * it for one (SIGSYS at exit, for the socket file's unlink). The flag is set before the filter
+ * exists, so no window lets a call of ours through, and cleared if installing failed.
+ * A filter installed with an inline system call instruction is invisible to any library; no
+ * later check could help either, since reading /proc/self/status or calling
+ * prctl(PR_GET_SECCOMP) is itself a system call such a filter may forbid. */
+#ifndef PROFLINK_STATIC
+#include <errno.h>
+#include <stdarg.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+/* The kernel's ABI values (linux/seccomp.h), spelled out: musl's toolchain has no kernel
+ * headers. */
+#define SECCOMP_OP_STRICT 0L
+#define SECCOMP_OP_FILTER 1L
+
+#include "export.h"
+#include "next_symbol.h"
+#include "runtime.h"
+
+typedef int (*prctl_fn)(int, unsigned long, unsigned long, unsigned long, unsigned long);
+typedef long (*syscall_fn)(long, long, long, long, long, long, long);
+NEXT_SYMBOL(prctl_fn, prctl)
+NEXT_SYMBOL(syscall_fn, syscall)
+
+PROFLINK_EXPORT int prctl(int option, ...)
+{
+    va_list ap;
+    va_start(ap, option);
+    unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long),
+                  a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
+    va_end(ap);
+    prctl_fn f = next_prctl();
+    if (!f) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (option != PR_SET_SECCOMP)
+        return f(option, a2, a3, a4, a5);
+    runtime_sandbox_begin();
+    int rc = f(option, a2, a3, a4, a5);
+    if (rc != 0)
+        runtime_sandbox_failed();
+    return rc;
+}
+
+static int installs_filter(long nr, long a1, long a2)
+{
+    if (nr == SYS_seccomp)
+        return a1 == SECCOMP_OP_STRICT || a1 == SECCOMP_OP_FILTER;
+    return nr == SYS_prctl && a1 == PR_SET_SECCOMP && a2 != 0;
+}
+
+/* Every system call takes at most six arguments; reading six is what libc's syscall() does. */
+PROFLINK_EXPORT long syscall(long nr, ...)
+{
+    va_list ap;
+    va_start(ap, nr);
+    long a[6];
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+    va_end(ap);
+    syscall_fn f = next_syscall();
+    if (!f) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (!installs_filter(nr, a[0], a[1]))
+        return f(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    runtime_sandbox_begin();
+    long rc = f(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    if (rc != 0)
+        runtime_sandbox_failed();
+    return rc;
+}
+#endif

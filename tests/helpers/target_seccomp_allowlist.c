@@ -1,0 +1,87 @@
+/* target_seccomp_allowlist — a program that sandboxes itself with a strict allowlist, as
+ * hardened services do, then writes and exits.
+ * usage: target_seccomp_allowlist prctl|syscall exit|_exit
+ * Installs (after PR_SET_NO_NEW_PRIVS) a filter that allows only write, exit, exit_group,
+ * rt_sigreturn, brk, mmap, munmap and futex and kills the process for anything else, through
+ * prctl(PR_SET_SECCOMP) or syscall(SYS_seccomp). Then writes "sandboxed" and ends with exit(6)
+ * or _exit(6). Status 3 if the filter cannot be installed. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* The kernel ABI (linux/filter.h, linux/seccomp.h, linux/audit.h) spelled out, so that the
+ * musl build, which has no kernel headers, compiles it too. */
+#if defined(__x86_64__)
+#define THIS_ARCH 0xc000003eu
+#elif defined(__aarch64__)
+#define THIS_ARCH 0xc00000b7u
+#else
+#error "x86_64 and aarch64 only"
+#endif
+struct sock_filter {
+    uint16_t code;
+    uint8_t jt, jf;
+    uint32_t k;
+};
+struct sock_fprog {
+    unsigned short len;
+    struct sock_filter *filter;
+};
+struct seccomp_data {
+    int nr;
+    uint32_t arch;
+    uint64_t instruction_pointer, args[6];
+};
+#define BPF_LD 0x00
+#define BPF_JMP 0x05
+#define BPF_RET 0x06
+#define BPF_W 0x00
+#define BPF_ABS 0x20
+#define BPF_JEQ 0x10
+#define BPF_K 0x00
+#define BPF_STMT(code, k) {(uint16_t)(code), 0, 0, (k)}
+#define BPF_JUMP(code, k, jt, jf) {(uint16_t)(code), (jt), (jf), (k)}
+#define SECCOMP_RET_KILL_PROCESS 0x80000000u
+#define SECCOMP_RET_ALLOW 0x7fff0000u
+#define SECCOMP_MODE_FILTER 2
+#define SECCOMP_SET_MODE_FILTER 1
+
+#define ALLOW(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+
+int main(int argc, char **argv)
+{
+    if (argc != 3)
+        return 2;
+    struct sock_filter insns[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, THIS_ARCH, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        ALLOW(SYS_write),
+        ALLOW(SYS_exit),
+        ALLOW(SYS_exit_group),
+        ALLOW(SYS_rt_sigreturn),
+        ALLOW(SYS_brk),
+        ALLOW(SYS_mmap),
+        ALLOW(SYS_munmap),
+        ALLOW(SYS_futex),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+    };
+    struct sock_fprog prog = {.len = sizeof insns / sizeof insns[0], .filter = insns};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return 3;
+    int rc = !strcmp(argv[1], "prctl")
+                 ? prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0)
+                 : (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+    if (rc != 0)
+        return 3;
+    const char msg[] = "sandboxed\n";
+    (void)!write(1, msg, sizeof msg - 1);
+    if (!strcmp(argv[2], "_exit"))
+        _exit(6);
+    exit(6);
+}
