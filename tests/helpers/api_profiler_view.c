@@ -26,6 +26,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "thread_pointer.h"
+
 #if defined(__x86_64__)
 #define TLSDESC_TYPE 36 /* R_X86_64_TLSDESC */
 #elif defined(__aarch64__)
@@ -43,16 +45,6 @@ static int failures;
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static void (*set_trace)(const uint8_t *, const uint8_t *, const uint8_t *, uint8_t);
 
-static uintptr_t thread_pointer(void)
-{
-    uintptr_t tp;
-#if defined(__x86_64__)
-    __asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
-#elif defined(__aarch64__)
-    __asm__ volatile("mrs %0, tpidr_el0" : "=r"(tp));
-#endif
-    return tp;
-}
 
 static int find_lib(struct dl_phdr_info *info, size_t size, void *data)
 {

@@ -13,22 +13,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "thread_pointer.h"
+
 #define VAR "elastic_apm_profiling_correlation_tls_v1"
 
 static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_barrier_t all_printed;
 
-static uintptr_t thread_pointer(void)
-{
-    uintptr_t tp = 0;
-#if defined(__x86_64__)
-    /* both glibc and musl keep the thread pointer at %fs:0 (the TCB points to itself) */
-    __asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
-#elif defined(__aarch64__)
-    __asm__ volatile("mrs %0, tpidr_el0" : "=r"(tp));
-#endif
-    return tp;
-}
 
 static void report(void)
 {
