@@ -123,12 +123,21 @@ static char *const *fill_args(char **argv, size_t n, const char *arg0, va_list a
     return va_arg(ap, char *const *);
 }
 
+/* More arguments than the kernel accepts in any case (its argument-and-environment limit is a
+ * quarter of the 8 MiB default stack, 262144 pointers): E2BIG, as the exec itself would say. The
+ * bound also keeps the stack vector below from being sized by an unbounded count. */
+#define L_FORM_ARGS_MAX (1u << 18)
+
 /* The l-forms as their libc builds them: a vector on the stack, as long as the list. */
 #define L_FORM(with_envp, call_with_argv)                                                                 \
     va_list ap;                                                                                \
     va_start(ap, arg0);                                                                        \
     size_t n = count_args(arg0, ap);                                                           \
     va_end(ap);                                                                                \
+    if (n > L_FORM_ARGS_MAX) {                                                                 \
+        errno = E2BIG;                                                                         \
+        return -1;                                                                             \
+    }                                                                                          \
     char *argv[n + 1];                                                                         \
     va_start(ap, arg0);                                                                        \
     char *const *envp = fill_args(argv, n, arg0, ap, with_envp);                                      \

@@ -10,13 +10,13 @@
 #ifndef PROFLINK_STATIC
 #include <errno.h>
 #include <stdarg.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 
-/* The kernel's ABI values (linux/seccomp.h), spelled out: musl's toolchain has no kernel
- * headers. */
+/* The kernel's ABI values (linux/seccomp.h, linux/prctl.h), spelled out: musl's toolchain has no
+ * kernel headers, and <sys/prctl.h> is left out on purpose (see prctl below). */
 #define SECCOMP_OP_STRICT 0L
 #define SECCOMP_OP_FILTER 1L
+#define PR_SET_SECCOMP 22
 
 #include "export.h"
 #include "next_symbol.h"
@@ -27,13 +27,15 @@ typedef long (*syscall_fn)(long, long, long, long, long, long, long);
 NEXT_SYMBOL(prctl_fn, prctl)
 NEXT_SYMBOL(syscall_fn, syscall)
 
-PROFLINK_EXPORT int prctl(int option, ...)
+/* Defined with its five arguments, not as libc's variadic prototype: a variadic callee reads
+ * its register save area by the count a caller passes in %al, and callers that declare prctl
+ * with fixed arguments (ASan's interceptor, for one) pass none, so reading va_args overflowed.
+ * Either way the five values arrive in the same registers (x86_64 and aarch64 pass variadic
+ * integers like fixed ones); what a caller did not pass is ignored by the option, as libc's own
+ * prctl forwards whatever is there. */
+PROFLINK_EXPORT int prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4,
+                          unsigned long a5)
 {
-    va_list ap;
-    va_start(ap, option);
-    unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long),
-                  a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
-    va_end(ap);
     prctl_fn f = next_prctl();
     if (!f) {
         errno = ENOSYS;

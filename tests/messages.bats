@@ -102,6 +102,7 @@ PY
     send big 1024                             # exactly the buffer: a (zero) correlation
     send raw "${short_corr}00aabbccdd"        # 50 bytes: a correlation with a tail, accepted
     wait_stat messages_received 15
+    wait_stat callbacks 2 # delivery follows receiving: it starts once the socket is quiet
     [ "$(stat_val discarded_truncated)" -eq 7 ]
     [ "$(stat_val ignored_unknown_type)" -eq 4 ]
     [ "$(stat_val discarded_oversized)" -eq 2 ]
@@ -127,6 +128,7 @@ PY
     for s in correlations registrations discarded_truncated discarded_oversized ignored_unknown_type; do
         [ "$(stat_val $s)" -gt 0 ]
     done
+    wait_stat callbacks $(( $(stat_val correlations) + $(stat_val registrations) ))
     [ "$(stat_val callbacks)" -eq $(( $(stat_val correlations) + $(stat_val registrations) )) ]
     # still serving, exits normally
     send corr "$TRACE" "$TXN" "$ID_A" 1
