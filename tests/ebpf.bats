@@ -144,6 +144,6 @@ served_by() { tr -d '[:space:]' <"$1"; }
         # the thread that served request i was sampled, and every sample of it carries trace i
         [ "$(grep -c "^apm ${tids[$i]} " "$BATS_TEST_TMPDIR/samples")" -gt 5 ]
         every_line "$BATS_TEST_TMPDIR/samples" "^apm ${tids[$i]} " " 1 1 1 $hi $lo $span$"
-        every_line "$BATS_TEST_TMPDIR/samples" "^otel ${tids[$i]} " " 1 $hi $lo$"
+        every_line "$BATS_TEST_TMPDIR/samples" "^otel ${tids[$i]} " " 1 $hi $lo "
     done
 }
