@@ -15,6 +15,7 @@
 #include "proflink.h"
 #include "resource_attrs.h"
 #include "runtime.h"
+#include "utf8.h"
 
 /* Serializes tracers calling proflink_set_resource, and a fork against them: it guards the
  * service fields of proflink_config, which the fork child republishes. Cancellation is disabled
