@@ -32,7 +32,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -43,9 +42,8 @@
 #include "otel_payload.h"
 #include "random.h"
 
-/* Older libc headers (and musl's) may lack these; the values are the kernel ABI. memfd_create
- * goes through syscall() for the reason random.c gives for getrandom: its libc wrapper is
- * younger (glibc 2.27) than the C libraries the library must still load into. */
+/* Older libc headers (and musl's) may lack these; the values are the kernel ABI. (memfd_create
+ * is libc's wrapper: random.c says why that is safe.) */
 #ifndef MFD_CLOEXEC
 #define MFD_CLOEXEC 0x0001U
 #endif
@@ -63,13 +61,6 @@
 #endif
 #ifndef MADV_DONTFORK
 #define MADV_DONTFORK 10
-#endif
-#ifndef SYS_memfd_create
-#if defined(__x86_64__)
-#define SYS_memfd_create 319
-#elif defined(__aarch64__)
-#define SYS_memfd_create 279
-#endif
 #endif
 
 #define CTX_NAME "OTEL_CTX"
@@ -203,18 +194,12 @@ static size_t page_size(void)
 
 static int memfd_open(void)
 {
-#ifdef SYS_memfd_create
     /* NOEXEC_SEAL (Linux 6.3+) keeps the file from ever being made executable; older kernels
      * reject the unknown flag with EINVAL, so ask again without it. */
-    int fd = (int)syscall(SYS_memfd_create, CTX_NAME,
-                          MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL);
+    int fd = memfd_create(CTX_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL);
     if (fd < 0 && errno == EINVAL)
-        fd = (int)syscall(SYS_memfd_create, CTX_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        fd = memfd_create(CTX_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
     return fd_above_stdio(fd);
-#else
-    errno = ENOSYS;
-    return -1;
-#endif
 }
 
 /* The memfd first: its name is visible in /proc/PID/maps on every kernel, while naming an

@@ -3,27 +3,19 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/syscall.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "fd_safe.h"
 
-/* getrandom goes through syscall(), not the libc wrapper: the wrapper is a versioned symbol
- * (glibc 2.25, musl 1.1.20), and the library binds every symbol at load time (-z now), so
- * importing it would keep the library from loading at all, into every process of the host
- * with /etc/ld.so.preload, on an older C library. syscall() exists in every one. Musl's
- * headers and old glibc's may lack the number and the flag: the values are the kernel ABI. */
-#ifndef GRND_NONBLOCK
-#define GRND_NONBLOCK 0x0001
-#endif
-#ifndef SYS_getrandom
-#if defined(__x86_64__)
-#define SYS_getrandom 318
-#elif defined(__aarch64__)
-#define SYS_getrandom 278
-#endif
-#endif
+/* The libc wrappers of the newer system calls (getrandom here, memfd_create in
+ * otel_process_ctx.c) are called as such, not through syscall(): every symbol is bound at load
+ * time (-z now), but both C libraries have had them for long (glibc 2.25 and 2.27, musl 1.1.20),
+ * the glibc build needs glibc 2.34 anyway (pthread in libc), and tests/elf_contract.bash checks
+ * that each import resolves in either C library (a library of one may be preloaded into a
+ * program of the other). A failing call (ENOSYS on an old kernel, a seccomp filter) only leads
+ * to the next source. */
 
 /* Without GRND_NONBLOCK getrandom waits for the entropy pool at early boot: a service started
  * then must not hang in our constructor. */
@@ -31,7 +23,7 @@ static size_t from_kernel(uint8_t *out, size_t n)
 {
     size_t got = 0;
     while (got < n) {
-        long r = syscall(SYS_getrandom, out + got, n - got, GRND_NONBLOCK);
+        ssize_t r = getrandom(out + got, n - got, GRND_NONBLOCK);
         if (r > 0)
             got += (size_t)r;
         else if (!(r < 0 && errno == EINTR))
