@@ -1,6 +1,7 @@
 /* fifo.c — see fifo.h. One mutex guards the descriptor, so that a write never races with the
  * close of a broken pipe (and a reuse of its number); it is held for one non-blocking write()
- * (or, at most once a second, one non-blocking open()), never across anything that waits. */
+ * (or, at most every REOPEN_INTERVAL_NS, one non-blocking open()), never across anything that
+ * waits. */
 #include "fifo.h"
 
 #include <errno.h>
