@@ -4,9 +4,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/random.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fd_safe.h"
 
 /* The libc wrappers of the newer system calls (getrandom here, memfd_create in
@@ -53,11 +53,8 @@ static size_t from_urandom(uint8_t *out, size_t n)
  * clocks, pid and a stack address through splitmix64 will do. */
 static void from_clocks(uint8_t *out, size_t n)
 {
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
-    clock_gettime(CLOCK_REALTIME, &b);
-    uint64_t x = (uint64_t)a.tv_nsec ^ (uint64_t)b.tv_nsec << 20 ^ (uint64_t)b.tv_sec ^
-                 (uint64_t)getpid() << 40 ^ (uint64_t)(uintptr_t)&a;
+    uint64_t x = clock_monotonic_ns() ^ clock_realtime_ns() << 20 ^ (uint64_t)getpid() << 40 ^
+                 (uint64_t)(uintptr_t)&x;
     for (size_t i = 0; i < n; i++) {
         x += 0x9e3779b97f4a7c15u;
         uint64_t z = x;
