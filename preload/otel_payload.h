@@ -1,7 +1,9 @@
 /* otel_payload.h — the OpenTelemetry process context's payload (README: formats): a protobuf
  * ProcessContext (opentelemetry.proto.processcontext.v1development) with the resource
  * attributes and, in its extra attributes, the thread-context schema. A pure function: what it
- * needs comes in as arguments (no environment, clock or randomness), the bytes go out. */
+ * needs comes in as arguments (no environment, clock, randomness or state kept between calls),
+ * the bytes go out; the only memory it takes is resource_attrs.c's working buffers, freed
+ * before it returns. tests/fuzz/fuzz_otel_payload.c fuzzes it. */
 #ifndef PROFLINK_OTEL_PAYLOAD_H
 #define PROFLINK_OTEL_PAYLOAD_H
 
