@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "export.h"
+#include "fd_closing.h"
 #include "http_conn.h"
 #include "http_thread.h"
 #include "next_symbol.h"
@@ -202,14 +203,8 @@ PROFLINK_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 
 PROFLINK_EXPORT int close(int fd)
 {
-    struct http_conn *c = http_conn_find(fd);
-    if (__builtin_expect(c != 0, 0)) {
-        /* Before the real close: once it returns, another thread's accept may get the number. */
-        int saved = errno;
-        http_thread_end_fd(fd);
-        http_conn_close(c);
-        errno = saved;
-    }
+    if (fd >= 0)
+        fd_closing((unsigned)fd, (unsigned)fd); /* before: then the number may go to another file */
     return next_close()(fd);
 }
 

@@ -19,6 +19,7 @@
 #define PR_SET_SECCOMP 22
 
 #include "export.h"
+#include "fd_closing.h"
 #include "next_symbol.h"
 #include "runtime.h"
 
@@ -57,6 +58,22 @@ static int installs_filter(long nr, long a1, long a2)
     return nr == SYS_prctl && a1 == PR_SET_SECCOMP && a2 != 0;
 }
 
+static void closes_fds(long nr, long a1, long a2, long a3)
+{
+    if (nr == SYS_close && a1 >= 0)
+        fd_closing((unsigned)a1, (unsigned)a1);
+#ifdef SYS_dup2
+    else if (nr == SYS_dup2 && a2 >= 0 && a2 != a1)
+        fd_closing((unsigned)a2, (unsigned)a2);
+#endif
+    else if (nr == SYS_dup3 && a2 >= 0 && a2 != a1)
+        fd_closing((unsigned)a2, (unsigned)a2);
+#ifdef SYS_close_range
+    else if (nr == SYS_close_range && (unsigned)a1 <= (unsigned)a2 && !(a3 & 4 /* CLOEXEC */))
+        fd_closing((unsigned)a1, (unsigned)a2);
+#endif
+}
+
 /* Every system call takes at most six arguments; reading six is what libc's syscall() does. */
 PROFLINK_EXPORT long syscall(long nr, ...)
 {
@@ -71,6 +88,9 @@ PROFLINK_EXPORT long syscall(long nr, ...)
         errno = ENOSYS;
         return -1;
     }
+    /* This is the only syscall() proflink can interpose, so it also reports the calls that
+     * can give a descriptor number to another file, as their libc hooks do (fd_reuse.c). */
+    closes_fds(nr, a[0], a[1], a[2]);
     if (!installs_filter(nr, a[0], a[1]))
         return f(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
     runtime_sandbox_begin();

@@ -79,6 +79,24 @@ void http_conn_close(struct http_conn *c)
         atomic_fetch_sub_explicit(&http_conn_live, 1, memory_order_relaxed);
 }
 
+void http_conn_close_range(unsigned lo, unsigned hi)
+{
+    if (hi > (unsigned)INT32_MAX)
+        hi = (unsigned)INT32_MAX;
+    for (unsigned fd = lo; fd <= hi;) {
+        struct http_conn *leaf =
+            atomic_load_explicit(&leaves[fd >> HTTP_CONN_LEAF_BITS], memory_order_acquire);
+        unsigned leaf_end = (fd | LEAF_MASK) < hi ? (fd | LEAF_MASK) : hi;
+        /* a load first: writing every slot would commit the leaf's untouched pages */
+        for (; leaf && fd <= leaf_end; fd++)
+            if (atomic_load_explicit(&leaf[fd & LEAF_MASK].tracked, memory_order_relaxed))
+                http_conn_close(&leaf[fd & LEAF_MASK]);
+        if (leaf_end == (unsigned)INT32_MAX)
+            break;
+        fd = leaf_end + 1;
+    }
+}
+
 void http_conn_lost(struct http_conn *c) { atomic_store_explicit(&c->lost, 1, memory_order_relaxed); }
 
 int http_conn_feed(struct http_conn *c, const uint8_t *p, size_t n, struct trace_ctx *ctx,

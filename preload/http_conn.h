@@ -50,6 +50,9 @@ static inline struct http_conn *http_conn_find(int fd)
 void http_conn_open(int fd);
 /* fd is about to be closed: stop tracking it. */
 void http_conn_close(struct http_conn *c);
+/* Descriptors lo..hi are about to be closed (close_range, closefrom) or replaced: stop
+ * tracking every one of them. Walks only the table's allocated leaves. */
+void http_conn_close_range(unsigned lo, unsigned hi);
 
 /* Feeds bytes the program read from c and gives the context the reading thread now has: the
  * current request's (present = 0 while a head is incomplete, without a valid traceparent, or

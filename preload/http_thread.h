@@ -35,5 +35,11 @@ static inline void http_thread_end_fd(int fd)
     if (http_thread_applied == (int64_t)fd + 1)
         http_thread_end_slow();
 }
+/* Connections lo..hi close: the context ends if it came from one of them. */
+static inline void http_thread_end_fds(unsigned lo, unsigned hi)
+{
+    if (http_thread_applied >= (int64_t)lo + 1 && http_thread_applied <= (int64_t)hi + 1)
+        http_thread_end_slow();
+}
 
 #endif

@@ -380,3 +380,23 @@ worker_traces() {
     grep -q "^  $TRACE_B $SPAN:" "$BATS_TEST_TMPDIR/txns"
     every_line "$BATS_TEST_TMPDIR/txns" . "^  ($TRACE_A|$TRACE_B) $SPAN:"
 }
+
+@test "a pipe put on a connection's number (dup2, dup3, close_range, closefrom, syscall) is not read as the connection" {
+    local m methods=(dup2 dup3 close_range closefrom syscall_close)
+    # musl has no close_range or closefrom functions: programs make those system calls through
+    # syscall(), which syscall_close covers
+    if [ "$VARIANT" = musl ]; then methods=(dup2 dup3 syscall_close); fi
+    for m in "${methods[@]}"; do
+        PROFLINK_HTTP=1 start_target "$HELPERS/target_http_fdover" "$PORT" "$m" "$(tp $TRACE_B)"
+        wait_for_line "$BATS_TEST_TMPDIR/target.out" '^listening'
+        exec {conn}<>"/dev/tcp/127.0.0.1/$PORT"
+        printf 'GET / HTTP/1.1\r\ntraceparent: %s\r\n\r\n' "$(tp $TRACE_A)" >&"$conn"
+        wait_for_line "$BATS_TEST_TMPDIR/target.out" '^read-pipe '
+        grep -qE '^read-pipe [1-9]' "$BATS_TEST_TMPDIR/target.out"
+        # neither the connection's trace (it is gone) nor the one in the pipe's bytes
+        traced=$(any_traced "$TARGET_PID")
+        [ -z "$traced" ] || { echo "$m: $traced"; false; }
+        exec {conn}>&-
+        stop_target
+    done
+}
