@@ -20,7 +20,7 @@
 
 #include "export.h"
 #include "next_symbol.h"
-#include "runtime.h"
+#include "runtime_state.h"
 
 typedef int (*prctl_fn)(int, unsigned long, unsigned long, unsigned long, unsigned long);
 typedef long (*syscall_fn)(long, long, long, long, long, long, long);

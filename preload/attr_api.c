@@ -7,7 +7,7 @@
 #include "export.h"
 #include "otel_attrs.h"
 #include "proflink.h"
-#include "runtime.h"
+#include "runtime_state.h"
 #include "stats.h"
 #include "thread_records.h"
 #include "utf8.h"

@@ -9,7 +9,7 @@
 
 #include "config.h"
 #include "export.h"
-#include "runtime.h"
+#include "runtime_state.h"
 #include "stats.h"
 
 _Static_assert(sizeof(struct apm_record) == 37, "apmint thread record is 37 bytes");
