@@ -95,6 +95,40 @@ void otel_record_untraced(struct thread_block *b)
     b->otel_custom = 0;
 }
 
+uint8_t otel_record_settle(struct thread_block *b)
+{
+    if (!b->apm.trace_present && (b->otel_has_txn || b->otel.trace_id[0] || b->otel.span_id[0]))
+        otel_record_untraced(b);
+    return b->apm.trace_present || b->otel.attrs_size != 0;
+}
+
+void otel_record_rebase(struct thread_block *b)
+{
+    if (b->apm.trace_present)
+        otel_record_new_txn(b, b->apm.transaction_id);
+    else
+        otel_record_untraced(b);
+}
+
+/* A write like any other (thread_records.h): it may be interrupted in turn. The fields are
+ * complete (the nested write that left them hidden finished); only the OTel record may need
+ * settling, when that write was a clear on the fast path. */
+void thread_block_republish(struct thread_block *b)
+{
+    int nested = record_write_begin(b);
+    b->apm.valid = 0;
+    b->otel.valid = 0;
+    uint8_t otel_valid;
+    unsigned seen;
+    do {
+        seen = b->nested_writes;
+        RECORD_ORDER();
+        otel_valid = b->otel_on ? otel_record_settle(b) : 0;
+        RECORD_ORDER();
+    } while (b->nested_writes != seen);
+    record_write_end(b, seen, nested, otel_valid);
+}
+
 void thread_block_get(const struct thread_block *b, struct trace_ctx *out)
 {
     memset(out, 0, sizeof *out);

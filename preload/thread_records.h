@@ -68,6 +68,10 @@ struct thread_block {
     uint8_t otel_has_txn; /* attrs hold the key-0 entry right after the fixed attributes */
     uint8_t otel_custom;  /* the API changed attrs: they differ from the fixed layout */
     uint8_t otel_txn[8];  /* transaction id whose hex is in the key-0 entry */
+    /* Signal safety of the writes (record_write_begin): only this thread and the signal
+     * handlers that interrupt it touch these two. */
+    uint8_t writing; /* a write of these records is in progress on this thread */
+    unsigned nested_writes; /* writes done by handlers that interrupted one (bumped at their end) */
     /* pthread_create trampoline: the start routine to run once the records are installed */
     void *(*start_fn)(void *);
     void *start_arg;
@@ -132,55 +136,122 @@ static inline struct thread_block *thread_block_self_or_create(void)
     return __builtin_expect(b != NULL, 1) ? b : thread_block_create_for_self();
 }
 
+/* ---- Signal safety of the writes -----------------------------------------------------------
+ * The API may be called from a signal handler that interrupted this very thread inside the API
+ * (proflink.h: "any thread, at any time"). Hiding with the valid byte alone is not enough: the
+ * handler's write would end with valid = 1 while the write it interrupted, once resumed, still
+ * stores its bytes, so a sample taken then sees a record marked valid that mixes both. Hence
+ * every write of a thread's records is
+ *     nested = record_write_begin(b); hide;
+ *     do { seen = b->nested_writes; store the fields; } while (b->nested_writes != seen);
+ *     record_write_end(b, seen, nested, otel_valid);
+ *  - `writing` marks the outermost write: a write that finds it set (a handler's) stores its
+ *    fields but never publishes, and counts itself in nested_writes when done;
+ *  - the outermost write stores its fields again if a nested write ran meanwhile, so what it
+ *    publishes is wholly its own: it ends last, so its context is the newest;
+ *  - a nested write that lands after that check is complete before the outer write resumes:
+ *    the outer one publishes it, or, when it lands after the publication (and hid the record
+ *    again), thread_block_republish publishes it (cold).
+ * A sample during a handler's nested write sees the record hidden (no context), never mixed.
+ * Same-thread only, so compiler ordering (RECORD_ORDER) is all it needs, like the records; the
+ * cost is a few loads and stores on the block's first cache line (make bench: api). */
+static inline int record_write_begin(struct thread_block *b)
+{
+    int nested = b->writing;
+    b->writing = 1;
+    RECORD_ORDER();
+    return nested;
+}
+
+/* Publishes again a record a nested write left hidden (see above). */
+void thread_block_republish(struct thread_block *b) __attribute__((cold));
+
+/* Before an edit of the OTel attributes, or a republication: a clear on the fast path left the
+ * last transaction's entry and ids behind (hidden); they must not come back. Returns the valid
+ * byte the record then deserves. Within a write (record_write_begin). */
+uint8_t otel_record_settle(struct thread_block *b);
+/* An attribute edit that a nested write interrupted may have left the attributes half edited:
+ * they restart from the fixed ones (and the transaction entry, while a trace is active). */
+void otel_record_rebase(struct thread_block *b) __attribute__((cold));
+
+static inline void record_write_end(struct thread_block *b, unsigned seen, int nested,
+                                    uint8_t otel_valid)
+{
+    RECORD_ORDER();
+    if (__builtin_expect(nested, 0)) {
+        b->nested_writes++;
+        return;
+    }
+    b->apm.valid = 1;
+    if (b->otel_on)
+        b->otel.valid = otel_valid;
+    RECORD_ORDER();
+    b->writing = 0;
+    RECORD_ORDER();
+    if (__builtin_expect(b->nested_writes != seen, 0))
+        thread_block_republish(b);
+}
+
 static inline void thread_block_set(struct thread_block *b, const uint8_t trace_id[16],
                                     const uint8_t span_id[8], const uint8_t transaction_id[8],
                                     uint8_t flags)
 {
     struct apm_record *r = &b->apm;
-    r->valid = 0;
-    RECORD_ORDER();
-    r->trace_present = 1;
-    r->trace_flags = flags;
-    memcpy(r->trace_id, trace_id, 16);
-    memcpy(r->span_id, span_id, 8);
-    memcpy(r->transaction_id, transaction_id, 8);
-    RECORD_ORDER();
-    r->valid = 1;
-    if (!b->otel_on)
-        return;
-    /* OTel: the valid byte hides the record (see struct otel_record); the pointer stays. */
     struct otel_record *o = &b->otel;
-    o->valid = 0;
-    RECORD_ORDER();
-    memcpy(o->trace_id, trace_id, 16);
-    memcpy(o->span_id, span_id, 8);
-    o->trace_flags = flags;
-    /* Spans of one transaction share its hex entry and keep the API's attributes; a new
-     * transaction (a new request) starts from the fixed attributes. */
-    if (__builtin_expect(!b->otel_has_txn || memcmp(b->otel_txn, transaction_id, 8) != 0, 0))
-        otel_record_new_txn(b, transaction_id);
-    RECORD_ORDER();
-    o->valid = 1;
+    int nested = record_write_begin(b);
+    /* OTel: the valid byte hides the record (see struct otel_record); the pointer stays. */
+    r->valid = 0;
+    o->valid = 0; /* harmless when OTel records are off: nobody reads it then */
+    unsigned seen;
+    int again = 0;
+    do {
+        seen = b->nested_writes;
+        RECORD_ORDER();
+        r->trace_present = 1;
+        r->trace_flags = flags;
+        memcpy(r->trace_id, trace_id, 16);
+        memcpy(r->span_id, span_id, 8);
+        memcpy(r->transaction_id, transaction_id, 8);
+        if (b->otel_on) {
+            memcpy(o->trace_id, trace_id, 16);
+            memcpy(o->span_id, span_id, 8);
+            o->trace_flags = flags;
+            /* Spans of one transaction share its hex entry and keep the API's attributes; a
+             * new transaction (a new request) starts from the fixed attributes. Again after a
+             * nested write: it may have left its entry half overwritten by ours (and the
+             * attributes it dropped are gone anyway). */
+            if (__builtin_expect(again || !b->otel_has_txn ||
+                                     memcmp(b->otel_txn, transaction_id, 8) != 0,
+                                 0))
+                otel_record_new_txn(b, transaction_id);
+        }
+        RECORD_ORDER();
+        again = 1;
+    } while (__builtin_expect(b->nested_writes != seen, 0));
+    record_write_end(b, seen, nested, 1);
 }
 
 static inline void thread_block_clear(struct thread_block *b)
 {
+    int nested = record_write_begin(b);
     b->apm.valid = 0;
-    RECORD_ORDER();
-    b->apm.trace_present = 0;
-    RECORD_ORDER();
-    b->apm.valid = 1;
-    if (!b->otel_on)
-        return;
     b->otel.valid = 0; /* detached; its stale fields stay hidden until the next set */
-    /* Attributes outlive the trace only when there are fixed ones: then the record stays
-     * valid with no trace. API attributes are dropped with the trace (proflink.h). */
-    if (__builtin_expect(b->otel_custom || otel_fixed_len, 0)) {
+    uint8_t otel_valid;
+    unsigned seen;
+    do {
+        seen = b->nested_writes;
+        otel_valid = 0;
         RECORD_ORDER();
-        otel_record_untraced(b);
+        b->apm.trace_present = 0;
+        /* Attributes outlive the trace only when there are fixed ones: then the record stays
+         * valid with no trace. API attributes are dropped with the trace (proflink.h). */
+        if (__builtin_expect(b->otel_on && (b->otel_custom || otel_fixed_len), 0)) {
+            otel_record_untraced(b);
+            otel_valid = b->otel.attrs_size != 0;
+        }
         RECORD_ORDER();
-        b->otel.valid = b->otel.attrs_size != 0;
-    }
+    } while (__builtin_expect(b->nested_writes != seen, 0));
+    record_write_end(b, seen, nested, otel_valid);
 }
 
 /* Called once per process image (and in a fork child) before any block is made. 0 ok. */
