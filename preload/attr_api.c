@@ -32,24 +32,19 @@ static struct thread_block *otel_block(void)
 static int edit(struct thread_block *b, int (*apply)(struct thread_block *, const void *),
                 const void *arg)
 {
-    int nested = record_write_begin(b);
-    b->otel.valid = 0;
-    int rc;
+    int nested = b->write_state;
+    int rc, again = 0;
     uint8_t otel_valid;
-    unsigned seen;
-    int again = 0;
     do {
-        seen = b->nested_writes;
-        RECORD_ORDER();
+        record_hide(b, nested);
         if (__builtin_expect(again, 0))
             otel_record_rebase(b);
         otel_record_settle(b);
         rc = apply(b, arg);
         otel_valid = b->apm.trace_present || b->otel.attrs_size != 0;
-        RECORD_ORDER();
         again = 1;
-    } while (__builtin_expect(b->nested_writes != seen, 0));
-    record_write_end(b, seen, nested, otel_valid);
+    } while (record_publish(b, nested, otel_valid));
+    record_write_end(b, nested);
     return rc;
 }
 
