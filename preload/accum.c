@@ -7,7 +7,8 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
+
+#include "random.h"
 
 struct accum_entry {
     uint8_t trace_id[16];
@@ -36,8 +37,7 @@ int accum_init(struct accum *a, const struct accum_limits *lim)
     while (slots < 2 * lim->max_keys) /* load factor <= 1/2 */
         slots <<= 1;
     a->mask = slots - 1;
-    if (getrandom(&a->seed, sizeof a->seed, GRND_NONBLOCK) != (ssize_t)sizeof a->seed)
-        a->seed = (uint64_t)(uintptr_t)a * 0x9E3779B97F4A7C15ull;
+    random_bytes(&a->seed, sizeof a->seed);
     a->slots = calloc(slots, sizeof *a->slots);
     a->entries = calloc(lim->max_keys, sizeof *a->entries);
     a->nodes = calloc(lim->max_ids, sizeof *a->nodes);

@@ -11,6 +11,7 @@
 #include "config_file.h"
 #include "log.h"
 #include "resource_attrs.h"
+#include "utf8.h"
 
 struct config proflink_config;
 
@@ -23,18 +24,6 @@ static const char *env(const char *name)
 {
     const char *v = secure_getenv(name);
     return v && v[0] ? v : config_file_get(name);
-}
-
-void utf8_truncate(char *s, size_t max)
-{
-    size_t n = strlen(s);
-    if (n <= max)
-        return;
-    n = max;
-    /* Step back over continuation bytes (10xxxxxx) so that the cut lands before a lead byte. */
-    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-        n--;
-    s[n] = 0;
 }
 
 static void copy_field(const char *what, char *dst, const char *src)

@@ -40,9 +40,6 @@ void config_load(struct config *cfg);
 /* The configuration of the running process image (loaded by the constructor). */
 extern struct config proflink_config;
 
-/* Cuts s in place to at most max bytes without splitting a UTF-8 sequence. */
-void utf8_truncate(char *s, size_t max);
-
 /* fnmatch-style glob lists "a,b,c": 1 if any glob matches path. */
 int glob_list_matches(const char *list, const char *path);
 

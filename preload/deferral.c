@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "accum.h"
+#include "clock.h"
 #include "config.h"
 #include "fifo.h"
 #include "log.h"
@@ -38,13 +39,6 @@ static uint64_t last_expire_ns;
 static _Atomic uint64_t overflow_warned_ns, overflows_unwarned;
 static proflink_stack_count reader_ids[ACCUM_MAX_IDS_PER_KEY]; /* reader thread only */
 
-uint64_t deferral_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
-
 int deferral_init(uint32_t capacity, void (*wake_reader)(void))
 {
     static const struct accum_limits lim = {ACCUM_MAX_KEYS, ACCUM_MAX_IDS, ACCUM_MAX_IDS_PER_KEY};
@@ -56,7 +50,7 @@ int deferral_init(uint32_t capacity, void (*wake_reader)(void))
     }
     wake = wake_reader;
     pid = (int)getpid();
-    last_expire_ns = deferral_now_ns();
+    last_expire_ns = clock_monotonic_ns();
     return 0;
 }
 
@@ -134,7 +128,7 @@ static int deliver_now(const uint8_t trace_id[16], const uint8_t transaction_id[
 static void warn_overflow(void)
 {
     atomic_fetch_add_explicit(&overflows_unwarned, 1, memory_order_relaxed);
-    uint64_t now = deferral_now_ns();
+    uint64_t now = clock_monotonic_ns();
     uint64_t last = atomic_load_explicit(&overflow_warned_ns, memory_order_relaxed);
     if (last && now - last < OVERFLOW_WARN_EVERY_NS)
         return;
@@ -164,7 +158,7 @@ int deferral_end(const uint8_t trace_id[16], const uint8_t transaction_id[8], ui
         memcpy(it.transaction_id, transaction_id, 8);
         it.fn = fn;
         it.user = user;
-        it.end_ns = deferral_now_ns();
+        it.end_ns = clock_monotonic_ns();
         int must_wake;
         if (txq_push(&queue, &it, &must_wake)) {
             stat_inc(STAT_TRANSACTIONS_DEFERRED);
@@ -243,7 +237,7 @@ int64_t deferral_run(uint64_t now, unsigned max)
         if (r == TXQ_EMPTY)
             break;
         deliver_taken(&it, reader_ids, 1);
-        now = deferral_now_ns();
+        now = clock_monotonic_ns();
         if (--max == 0)
             return 0; /* more may be due: the caller looks at its socket first */
     }

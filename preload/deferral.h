@@ -56,6 +56,4 @@ void deferral_fork_parent(void);
 /* Child: drops the parent's held transactions (the parent delivers them) and gathered ids. */
 void deferral_fork_child(void);
 
-uint64_t deferral_now_ns(void);
-
 #endif

@@ -1,6 +1,7 @@
 /* fifo.c — see fifo.h. One mutex guards the descriptor, so that a write never races with the
  * close of a broken pipe (and a reuse of its number); it is held for one non-blocking write()
- * (or, at most once a second, one non-blocking open()), never across anything that waits. */
+ * (or, at most every REOPEN_INTERVAL_NS, one non-blocking open()), never across anything that
+ * waits. */
 #include "fifo.h"
 
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fd_identity.h"
 #include "fd_safe.h"
 #include "log.h"
@@ -34,13 +36,6 @@ static struct fd_identity fd_id; /* the program may close our fd and reuse the n
 static int refused; /* not a FIFO we may use (pipe_problem): never written */
 static int create_warned;
 static uint64_t next_try_ns;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Refuses the path for good, with one warning. */
 static void refuse(const char *why)
@@ -87,7 +82,7 @@ static int ensure_fifo(void)
 /* Called with the lock held. A reader must have the pipe open, or open() fails with ENXIO. */
 static void try_open(void)
 {
-    next_try_ns = now_ns() + REOPEN_INTERVAL_NS;
+    next_try_ns = clock_monotonic_ns() + REOPEN_INTERVAL_NS;
     if (refused || ensure_fifo() != 0)
         return;
     /* The path may have been swapped since the lstat: no symlink followed, and the checks
@@ -157,7 +152,7 @@ void fifo_write(const char *buf, size_t len, unsigned n, int signals_blocked)
     pthread_mutex_lock(&lock);
     if (fd >= 0 && !fd_identity_same(fd, &fd_id))
         fd = -1; /* not ours any more: forget the number, never write or close it */
-    if (fd < 0 && !refused && now_ns() >= next_try_ns)
+    if (fd < 0 && !refused && clock_monotonic_ns() >= next_try_ns)
         try_open();
     if (fd < 0) {
         pthread_mutex_unlock(&lock);
@@ -193,7 +188,7 @@ void fifo_write(const char *buf, size_t len, unsigned n, int signals_blocked)
         if (err && err != EAGAIN) {
             close(fd);
             fd = -1;
-            next_try_ns = now_ns() + REOPEN_INTERVAL_NS;
+            next_try_ns = clock_monotonic_ns() + REOPEN_INTERVAL_NS;
             log_debug("PROFLINK_FIFO %.200s: %s; reopening later", path, strerror(err));
         }
     }

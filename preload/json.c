@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "utf8.h"
+
 void jb_init(struct jbuf *b, char *p, size_t cap)
 {
     b->p = p;
@@ -56,39 +58,6 @@ void jb_hex(struct jbuf *b, const uint8_t *bytes, size_t n)
     }
     *o++ = '"';
     b->len += 2 * n + 2;
-}
-
-/* Length of the valid UTF-8 sequence at s (n bytes available), 0 if invalid (RFC 3629: no
- * overlong forms, no surrogates, nothing above U+10FFFF). */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    if (c < 0x80)
-        return 1;
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF)
-        len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0)
-            lo = 0xA0;
-        else if (c == 0xED)
-            hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F;
-    } else
-        return 0;
-    if (n < len || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-    return len;
 }
 
 void jb_string(struct jbuf *b, const char *str, size_t n, size_t reserve)

@@ -1,4 +1,6 @@
-/* otel_process_ctx.c — publishes the OpenTelemetry process context (see otel_process_ctx.h).
+/* otel_process_ctx.c — publishes the OpenTelemetry process context (see otel_process_ctx.h):
+ * the mapping, its update protocol and the publication state; the payload's bytes come from
+ * otel_payload.c, the instance id from random.c.
  *
  * Memory layout (what readers rely on, README: formats):
  *  - The OTEL_CTX mapping is one page holding only the 32-byte header, at its start. It is a
@@ -27,27 +29,22 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sched.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "config.h"
-#include "log.h"
-#include "proflink.h"
-#include "protobuf_writer.h"
-#include "resource_attrs.h"
 #include "fd_safe.h"
-#include "utf8.h"
+#include "log.h"
+#include "otel_payload.h"
+#include "random.h"
 
-/* Older libc headers (and musl's) may lack these; the values are the kernel ABI. memfd_create
- * and getrandom are called through syscall(): a libc wrapper would make the library fail to
- * load on a glibc older than the wrapper (we bind every symbol at load time). */
+/* Older libc headers (and musl's) may lack these; the values are the kernel ABI. (memfd_create
+ * is libc's wrapper: random.c says why that is safe.) */
 #ifndef MFD_CLOEXEC
 #define MFD_CLOEXEC 0x0001U
 #endif
@@ -66,43 +63,17 @@
 #ifndef MADV_DONTFORK
 #define MADV_DONTFORK 10
 #endif
-#ifndef CLOCK_BOOTTIME
-#define CLOCK_BOOTTIME 7
-#endif
-#ifndef GRND_NONBLOCK
-#define GRND_NONBLOCK 0x0001
-#endif
-#ifndef SYS_memfd_create
-#if defined(__x86_64__)
-#define SYS_memfd_create 319
-#elif defined(__aarch64__)
-#define SYS_memfd_create 279
-#endif
-#endif
-#ifndef SYS_getrandom
-#if defined(__x86_64__)
-#define SYS_getrandom 318
-#elif defined(__aarch64__)
-#define SYS_getrandom 278
-#endif
-#endif
 
 #define CTX_NAME "OTEL_CTX"
 #define CTX_VERSION 2
-/* Readers reject a larger payload_size (the OpenTelemetry eBPF profiler caps it at 65536). */
-#define PAYLOAD_MAX 65536u
 #define SLOTS 2
-/* Room for the thread-context schema: 256 key names of at most 128 bytes with their protobuf
- * framing (~34 KiB), so a full key map still leaves half the payload to the resource. */
-#define SCHEMA_MAX (40u * 1024u)
-#define UUID_LEN 36
 
 /* The header, exactly as readers parse it: native endian, 32 bytes, no padding. The words a
  * republication changes are atomics so each store is one untorn instruction. */
 struct ctx_header {
     char signature[8];                /* "OTEL_CTX" */
     uint32_t version;                 /* 2 */
-    _Atomic uint32_t payload_size;    /* > 0, <= PAYLOAD_MAX */
+    _Atomic uint32_t payload_size;    /* > 0, <= OTEL_PAYLOAD_MAX */
     _Atomic uint64_t published_at_ns; /* CLOCK_BOOTTIME; 0 while being written */
     _Atomic uint64_t payload;         /* address of the protobuf payload in this process */
 };
@@ -111,43 +82,29 @@ _Static_assert(offsetof(struct ctx_header, payload_size) == 12, "payload_size at
 _Static_assert(offsetof(struct ctx_header, published_at_ns) == 16, "timestamp at 16");
 _Static_assert(offsetof(struct ctx_header, payload) == 24, "payload pointer at 24");
 
-/* ProcessContext (opentelemetry.proto.processcontext.v1development) and the OTLP common
- * messages it uses; field numbers checked against the proto and the profiler's reader. */
-enum {
-    PC_RESOURCE = 1,   /* ProcessContext.resource: Resource */
-    PC_ATTRIBUTES = 2, /* ProcessContext.attributes (extra_attributes): repeated KeyValue */
-    RES_ATTRIBUTES = 1, /* Resource.attributes: repeated KeyValue */
-    KV_KEY = 1,         /* KeyValue.key: string */
-    KV_VALUE = 2,       /* KeyValue.value: AnyValue */
-    ANY_STRING = 1,     /* AnyValue.string_value */
-    ANY_ARRAY = 5,      /* AnyValue.array_value: ArrayValue */
-    ARRAY_VALUES = 1,   /* ArrayValue.values: repeated AnyValue */
-};
-
 /* Everything this process published. Only the thread that holds `busy` touches it. */
 static struct {
     struct ctx_header *hdr; /* the OTEL_CTX mapping, NULL if none */
     size_t hdr_len;
     int hdr_is_memfd; /* its maps name shows even when the kernel cannot name mappings */
     pid_t owner;    /* the process hdr belongs to: after a fork it is not ours */
-    uint8_t *slots; /* SLOTS * PAYLOAD_MAX bytes, NULL if none */
+    uint8_t *slots; /* SLOTS * OTEL_PAYLOAD_MAX bytes, NULL if none */
     /* The slot the header points at. Atomic with release/acquire so that a fork child (whose
      * memory was copied at an arbitrary instant) that sees a slot index also sees the
      * uuid_off and payload bytes written for that slot before the index changed. */
     _Atomic int active;
     uint32_t size[SLOTS];     /* payload bytes in each slot */
-    /* Where service.instance.id's 36 characters sit in each slot; NO_UUID when the instance id
-     * is not proflink's random one (the tracer's or OTEL_RESOURCE_ATTRIBUTES' is kept as is). */
+    /* Where service.instance.id's 36 characters sit in each slot; OTEL_PAYLOAD_NO_UUID when the
+     * instance id is not proflink's random one (the tracer's or OTEL_RESOURCE_ATTRIBUTES' is
+     * kept as is). */
     size_t uuid_off[SLOTS];
     uint64_t last_ts;         /* the last timestamp published, for strict increase */
-    char instance_id[UUID_LEN + 1];
+    char instance_id[RANDOM_UUID_LEN + 1];
     /* threadlocal.attribute_key_map: the caller's append-only array (see the header) */
     const char *const *keys;
     size_t n_keys;
     char *tracer_attrs; /* proflink_set_resource's attributes (owned copy), NULL if none */
 } st;
-
-#define NO_UUID SIZE_MAX
 
 static atomic_flag busy = ATOMIC_FLAG_INIT;
 
@@ -175,285 +132,21 @@ static void fail(const char *what, int err)
         log_warn("OpenTelemetry process context not published: %s: %s", what, strerror(err));
 }
 
-/* ---- time, randomness, UTF-8 ------------------------------------------------------------- */
-
 /* Strictly greater than every timestamp published before in this process (and in its parent,
  * whose last_ts a fork child inherits): readers use it as a sequence number. */
 static uint64_t next_timestamp(void)
 {
-    struct timespec ts;
-    uint64_t now = 0;
-    if (clock_gettime(CLOCK_BOOTTIME, &ts) == 0)
-        now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    uint64_t now = clock_boottime_ns();
     if (now <= st.last_ts)
         now = st.last_ts + 1;
     st.last_ts = now;
     return now;
 }
 
-static size_t read_urandom(uint8_t *out, size_t n)
+static void report_encoding(const struct otel_payload_out *e)
 {
-    int fd = fd_above_stdio(open("/dev/urandom", O_RDONLY | O_CLOEXEC));
-    size_t got = 0;
-    if (fd < 0)
-        return 0;
-    while (got < n) {
-        ssize_t r = read(fd, out + got, n - got);
-        if (r > 0)
-            got += (size_t)r;
-        else if (!(r < 0 && errno == EINTR))
-            break;
-    }
-    close(fd);
-    return got;
-}
-
-/* getrandom without blocking (an early-boot service must not hang in our constructor), then
- * /dev/urandom, then a last-resort mix of clocks, pid and addresses: an instance id only has to
- * be unique, not secret. */
-static void random_bytes(uint8_t *out, size_t n)
-{
-    size_t got = 0;
-#ifdef SYS_getrandom
-    while (got < n) {
-        long r = syscall(SYS_getrandom, out + got, n - got, GRND_NONBLOCK);
-        if (r > 0)
-            got += (size_t)r;
-        else if (!(r < 0 && errno == EINTR))
-            break;
-    }
-#endif
-    if (got < n)
-        got += read_urandom(out + got, n - got);
-    if (got == n)
-        return;
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
-    clock_gettime(CLOCK_REALTIME, &b);
-    uint64_t x = (uint64_t)a.tv_nsec ^ (uint64_t)b.tv_nsec << 20 ^ (uint64_t)b.tv_sec ^
-                 (uint64_t)getpid() << 40 ^ (uint64_t)(uintptr_t)&a;
-    for (size_t i = got; i < n; i++) { /* splitmix64 */
-        x += 0x9e3779b97f4a7c15u;
-        uint64_t z = x;
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-        out[i] = (uint8_t)(z ^ (z >> 31));
-    }
-}
-
-/* A random (version 4, RFC 9562 variant) UUID in its 36-character text form. */
-static void make_uuid(char out[UUID_LEN + 1])
-{
-    static const char hex[] = "0123456789abcdef";
-    uint8_t b[16];
-    random_bytes(b, sizeof b);
-    b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
-    b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
-    size_t o = 0;
-    for (int i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10)
-            out[o++] = '-';
-        out[o++] = hex[b[i] >> 4];
-        out[o++] = hex[b[i] & 15];
-    }
-    out[o] = 0;
-}
-
-/* Replaces every byte that is not part of a well-formed sequence with '?', in place (same
- * length, so it can be done on bytes already encoded). Returns how many were replaced. */
-static unsigned utf8_sanitize(uint8_t *s, size_t n)
-{
-    unsigned bad = 0;
-    for (size_t i = 0; i < n;) {
-        size_t k = utf8_seq(s + i, n - i);
-        if (k) {
-            i += k;
-        } else {
-            s[i++] = '?';
-            bad++;
-        }
-    }
-    return bad;
-}
-
-/* ---- payload encoding -------------------------------------------------------------------- */
-
-struct encoder {
-    struct pb_writer w;
-    unsigned sanitized; /* invalid UTF-8 bytes replaced */
-    unsigned dropped;   /* attributes that did not fit */
-    unsigned bad_keys;  /* attributes whose key is not UTF-8 */
-    char first_dropped[64];
-};
-
-/* KeyValue{key, AnyValue{string_value}} as `field` of the enclosing message. Returns the offset
- * of the value's bytes in the output (valid until an enclosing message is closed). */
-static size_t put_string_kv(struct encoder *e, uint32_t field, const char *key, const char *value)
-{
-    size_t n = strlen(value);
-    pb_msg kv = pb_begin(&e->w, field);
-    pb_put_string_field(&e->w, KV_KEY, key);
-    pb_msg any = pb_begin(&e->w, KV_VALUE);
-    pb_put_string_field(&e->w, ANY_STRING, value);
-    pb_end(&e->w, any);
-    pb_end(&e->w, kv);
-    if (pb_status(&e->w) != 0)
-        return 0;
-    /* The value is the last field of both messages just closed, so (their bodies having slid
-     * down to their final place) it is now the last n bytes of the output. */
-    size_t at = e->w.len - n;
-    e->sanitized += utf8_sanitize(e->w.buf + at, n);
-    return at;
-}
-
-/* KeyValue{key, AnyValue{array_value: ArrayValue{values: [AnyValue{string_value}...]}}}. */
-static void put_string_array_kv(struct encoder *e, uint32_t field, const char *key,
-                                const char *const *items, size_t count)
-{
-    pb_msg kv = pb_begin(&e->w, field);
-    pb_put_string_field(&e->w, KV_KEY, key);
-    pb_msg any = pb_begin(&e->w, KV_VALUE);
-    pb_msg array = pb_begin(&e->w, ANY_ARRAY);
-    for (size_t i = 0; i < count; i++) {
-        pb_msg item = pb_begin(&e->w, ARRAY_VALUES);
-        pb_put_string_field(&e->w, ANY_STRING, items[i]);
-        pb_end(&e->w, item);
-    }
-    pb_end(&e->w, array);
-    pb_end(&e->w, any);
-    pb_end(&e->w, kv);
-}
-
-/* ProcessContext.attributes: how to read our thread records (README: formats). Position in the key
- * map is the key index used in the records; index 0 carries the local root span id. The names
- * come from otel_process_ctx_set_key_map (append-only), else that one default. */
-static void put_thread_ctx_schema(struct encoder *e)
-{
-    static const char *const default_keys[] = {"local_root_span_id"};
-    const char *const *keys = st.keys ? st.keys : default_keys;
-    size_t n = st.keys ? st.n_keys : 1;
-    put_string_kv(e, PC_ATTRIBUTES, "threadlocal.schema_version", "tlsdesc_v1_dev");
-    put_string_array_kv(e, PC_ATTRIBUTES, "threadlocal.attribute_key_map", keys, n);
-}
-
-/* The resource attributes proflink itself decides; OTEL_RESOURCE_ATTRIBUTES cannot override
- * them (config.c already folded the environment into the service fields, with OTEL_SERVICE_NAME
- * first, so both protocols report the same identity). */
-static const char *const owned_keys[] = {
-    "service.name",       "service.instance.id",   "deployment.environment.name",
-    "service.version",    "service.namespace",     "telemetry.sdk.name",
-    "telemetry.sdk.version", "telemetry.sdk.language",
-};
-
-static int is_owned_key(const char *key)
-{
-    for (size_t i = 0; i < sizeof owned_keys / sizeof owned_keys[0]; i++)
-        if (!strcmp(key, owned_keys[i]))
-            return 1;
-    return 0;
-}
-
-/* An owned attribute: the tracer's value when it published one (proflink_set_resource),
- * else proflink's default (NULL or "": not written). */
-static void put_owned(struct encoder *e, const char *key, const char *dflt)
-{
-    char v[SERVICE_FIELD_MAX * 4 + 64];
-    if (st.tracer_attrs && resource_attrs_get(st.tracer_attrs, key, v, sizeof v))
-        put_string_kv(e, RES_ATTRIBUTES, key, v);
-    else if (dflt && dflt[0])
-        put_string_kv(e, RES_ATTRIBUTES, key, dflt);
-}
-
-/* Writes the owned attributes; returns the offset of the instance id's characters, NO_UUID
- * when the id is not proflink's random one. The instance id is the tracer's, else the one
- * OTEL_RESOURCE_ATTRIBUTES sets (so that profiles join the SDK's other telemetry), else a
- * random UUID of our own. */
-static size_t put_identity(struct encoder *e, const struct config *cfg, const char *instance_id)
-{
-    char given[SERVICE_FIELD_MAX * 4 + 64];
-    const char *env_attrs = secure_getenv("OTEL_RESOURCE_ATTRIBUTES");
-    int has_given =
-        (st.tracer_attrs &&
-         resource_attrs_get(st.tracer_attrs, "service.instance.id", given, sizeof given) &&
-         given[0]) ||
-        (env_attrs && resource_attrs_get(env_attrs, "service.instance.id", given, sizeof given) &&
-         given[0]);
-    put_owned(e, "service.name", cfg->service_name);
-    size_t uuid_at = put_string_kv(e, RES_ATTRIBUTES, "service.instance.id",
-                                   has_given ? given : instance_id);
-    put_owned(e, "deployment.environment.name", cfg->service_environment);
-    put_owned(e, "service.version", cfg->service_version);
-    put_owned(e, "service.namespace", cfg->service_namespace);
-    put_owned(e, "telemetry.sdk.name", "proflink");
-    put_owned(e, "telemetry.sdk.version", PROFLINK_VERSION_STRING);
-    /* proflink is a C library; "cpp" is the semantic conventions' well-known value for C and
-     * C++ SDKs (there is no "c"). The tracer in the process may be written in anything, and
-     * says so with proflink_set_resource. */
-    put_owned(e, "telemetry.sdk.language", "cpp");
-    return has_given ? NO_UUID : uuid_at;
-}
-
-/* One OTEL_RESOURCE_ATTRIBUTES member (already percent-decoded), the last of its key: a later
- * duplicate replaces an earlier one, as config.c reads them (resource_attrs_each_last resolves
- * that in linear time). A member that does not fit in what is left of the 64 KiB payload is
- * dropped and counted (the identity was written first and always fits). */
-static int add_env_attr(const char *key, const char *value, void *user)
-{
-    struct encoder *e = user;
-    if (is_owned_key(key))
-        return 0;
-    if (!utf8_valid(key, strlen(key))) {
-        e->bad_keys++;
-        return 0;
-    }
-    size_t mark = pb_mark(&e->w);
-    put_string_kv(e, RES_ATTRIBUTES, key, value);
-    if (pb_status(&e->w) != 0) {
-        pb_rollback(&e->w, mark);
-        if (!e->dropped++)
-            snprintf(e->first_dropped, sizeof e->first_dropped, "%s", key);
-    }
-    return 0;
-}
-
-static int count_nothing(const char *key, const char *value, void *user)
-{
-    (void)key, (void)value, (void)user;
-    return 0;
-}
-
-/* The environment's members, then the tracer's (proflink_set_resource), each key once with its
- * last value: the tracer's replace the environment's. One linear pass over "env,tracer" (a
- * member never contains an unescaped comma, so joining them changes no member). Returns the
- * environment's malformed members. */
-static int add_all_attrs(struct encoder *e, const char *env, const char *tracer)
-{
-    if (!tracer || !tracer[0])
-        return env ? resource_attrs_each_last(env, add_env_attr, e) : 0;
-    if (!env || !env[0]) {
-        resource_attrs_each_last(tracer, add_env_attr, e);
-        return 0;
-    }
-    size_t n = strlen(env), m = strlen(tracer);
-    char *both = malloc(n + 1 + m + 1);
-    if (!both) { /* out of memory: both sets, a key in both may then appear twice */
-        int malformed = resource_attrs_each_last(env, add_env_attr, e);
-        resource_attrs_each_last(tracer, add_env_attr, e);
-        return malformed;
-    }
-    memcpy(both, env, n);
-    both[n] = ',';
-    memcpy(both + n + 1, tracer, m + 1);
-    int malformed = resource_attrs_each_last(both, add_env_attr, e) -
-                    resource_attrs_each(tracer, count_nothing, NULL);
-    free(both);
-    return malformed;
-}
-
-static void report_encoding(const struct encoder *e, int malformed)
-{
-    if (malformed && first_time(ONCE_MALFORMED))
-        log_warn("OTEL_RESOURCE_ATTRIBUTES: %d malformed member(s) skipped", malformed);
+    if (e->malformed && first_time(ONCE_MALFORMED))
+        log_warn("OTEL_RESOURCE_ATTRIBUTES: %d malformed member(s) skipped", e->malformed);
     if (e->bad_keys && first_time(ONCE_BAD_KEY))
         log_warn("OTEL_RESOURCE_ATTRIBUTES: %u attribute(s) whose key is not UTF-8 skipped",
                  e->bad_keys);
@@ -463,47 +156,32 @@ static void report_encoding(const struct encoder *e, int malformed)
     if (e->dropped && first_time(ONCE_DROPPED))
         log_warn("OTEL_RESOURCE_ATTRIBUTES: %u attribute(s) dropped (first: %.63s): the "
                  "OpenTelemetry process context payload is limited to %u bytes",
-                 e->dropped, e->first_dropped, PAYLOAD_MAX);
+                 e->dropped, e->first_dropped, OTEL_PAYLOAD_MAX);
 }
 
-/* Encodes the whole ProcessContext into `slot` (PAYLOAD_MAX bytes): the identity, then the
- * thread-context schema's room is set aside, then as many OTEL_RESOURCE_ATTRIBUTES members as
- * fit. Sets *size and *uuid_off. 0 ok, -1 if even the essentials did not fit (cannot happen:
- * they are a few hundred bytes). */
-static int encode_payload(const struct config *cfg, const char *instance_id, uint8_t *slot,
-                          uint32_t *size, size_t *uuid_off)
+/* Encodes the whole ProcessContext into `slot` (OTEL_PAYLOAD_MAX bytes) from the configuration,
+ * the environment and the tracer's attributes. Sets *size and *uuid_off. 0 ok, -1 if it did
+ * not fit (cannot happen, see otel_payload_encode). */
+static int encode_payload(const struct config *cfg, uint8_t *slot, uint32_t *size,
+                          size_t *uuid_off)
 {
-    /* Only the publication lock holder runs this, so one static buffer serves every call. */
-    static uint8_t schema[SCHEMA_MAX];
-    struct encoder e = {0};
-
-    /* The extra attributes are encoded first, aside, so their room is reserved before the
-     * resource can fill the slot; they are then appended after it (field order 1, 2). */
-    pb_init(&e.w, schema, sizeof schema);
-    put_thread_ctx_schema(&e);
-    if (pb_status(&e.w) != 0)
+    const struct otel_payload_in in = {
+        .service_name = cfg->service_name,
+        .service_environment = cfg->service_environment,
+        .service_version = cfg->service_version,
+        .service_namespace = cfg->service_namespace,
+        .instance_id = st.instance_id,
+        .env_attrs = secure_getenv("OTEL_RESOURCE_ATTRIBUTES"),
+        .tracer_attrs = st.tracer_attrs,
+        .keys = st.keys,
+        .n_keys = st.n_keys,
+    };
+    struct otel_payload_out out;
+    if (otel_payload_encode(&in, slot, OTEL_PAYLOAD_MAX, &out) != 0)
         return -1;
-    size_t schema_len = e.w.len;
-
-    pb_init(&e.w, slot, PAYLOAD_MAX - schema_len);
-    pb_msg resource = pb_begin(&e.w, PC_RESOURCE);
-    size_t uuid_at = put_identity(&e, cfg, instance_id);
-    if (pb_status(&e.w) != 0)
-        return -1;
-    const char *attrs = secure_getenv("OTEL_RESOURCE_ATTRIBUTES");
-    int malformed = add_all_attrs(&e, attrs, st.tracer_attrs);
-    size_t open_len = e.w.len;
-    if (pb_end(&e.w, resource) != 0)
-        return -1;
-    /* Closing the resource slid its body down by the bytes the length prefix did not need. */
-    if (uuid_at != NO_UUID)
-        uuid_at -= open_len - e.w.len;
-    e.w.cap = PAYLOAD_MAX;
-    if (pb_put_raw(&e.w, schema, schema_len) != 0)
-        return -1;
-    report_encoding(&e, malformed);
-    *size = (uint32_t)e.w.len;
-    *uuid_off = uuid_at;
+    report_encoding(&out);
+    *size = out.size;
+    *uuid_off = out.uuid_off;
     return 0;
 }
 
@@ -517,18 +195,12 @@ static size_t page_size(void)
 
 static int memfd_open(void)
 {
-#ifdef SYS_memfd_create
     /* NOEXEC_SEAL (Linux 6.3+) keeps the file from ever being made executable; older kernels
      * reject the unknown flag with EINVAL, so ask again without it. */
-    int fd = (int)syscall(SYS_memfd_create, CTX_NAME,
-                          MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL);
+    int fd = memfd_create(CTX_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL);
     if (fd < 0 && errno == EINVAL)
-        fd = (int)syscall(SYS_memfd_create, CTX_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        fd = memfd_create(CTX_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
     return fd_above_stdio(fd);
-#else
-    errno = ENOSYS;
-    return -1;
-#endif
 }
 
 /* The memfd first: its name is visible in /proc/PID/maps on every kernel, while naming an
@@ -614,7 +286,7 @@ static void release_all(void)
 {
     release_header();
     if (st.slots)
-        munmap(st.slots, (size_t)SLOTS * PAYLOAD_MAX);
+        munmap(st.slots, (size_t)SLOTS * OTEL_PAYLOAD_MAX);
     st.slots = NULL;
 }
 
@@ -640,7 +312,7 @@ static int create_header(void)
     }
     st.hdr = p;
     st.owner = getpid();
-    header_init(st.hdr, st.slots + (size_t)slot * PAYLOAD_MAX, st.size[slot]);
+    header_init(st.hdr, st.slots + (size_t)slot * OTEL_PAYLOAD_MAX, st.size[slot]);
     name_header();
     log_debug("OTEL_CTX: published at %p (payload %u bytes, instance %s)", p, st.size[slot],
               st.instance_id);
@@ -652,7 +324,7 @@ static int publish_fresh(const struct config *cfg)
 {
     release_header();
     if (!st.slots) {
-        void *p = mmap(NULL, (size_t)SLOTS * PAYLOAD_MAX, PROT_READ | PROT_WRITE,
+        void *p = mmap(NULL, (size_t)SLOTS * OTEL_PAYLOAD_MAX, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED) {
             fail("mmap", errno);
@@ -660,8 +332,8 @@ static int publish_fresh(const struct config *cfg)
         }
         st.slots = p;
     }
-    make_uuid(st.instance_id);
-    if (encode_payload(cfg, st.instance_id, st.slots, &st.size[0], &st.uuid_off[0]) != 0) {
+    random_uuid(st.instance_id);
+    if (encode_payload(cfg, st.slots, &st.size[0], &st.uuid_off[0]) != 0) {
         fail("encoding", EOVERFLOW);
         release_all();
         return -1;
@@ -676,8 +348,8 @@ static int publish_fresh(const struct config *cfg)
 static int republish(const struct config *cfg)
 {
     int next = 1 - atomic_load_explicit(&st.active, memory_order_relaxed);
-    uint8_t *slot = st.slots + (size_t)next * PAYLOAD_MAX;
-    if (encode_payload(cfg, st.instance_id, slot, &st.size[next], &st.uuid_off[next]) != 0) {
+    uint8_t *slot = st.slots + (size_t)next * OTEL_PAYLOAD_MAX;
+    if (encode_payload(cfg, slot, &st.size[next], &st.uuid_off[next]) != 0) {
         fail("encoding", EOVERFLOW);
         return -1; /* the current context stays published */
     }
@@ -789,11 +461,11 @@ int otel_process_ctx_after_fork(const struct config *cfg)
         /* Reuse the parent's complete payload: only the instance id changes, and it has a fixed
          * length, so it is overwritten in place. No reader can see this slot yet. */
         int slot = atomic_load_explicit(&st.active, memory_order_acquire);
-        make_uuid(st.instance_id);
+        random_uuid(st.instance_id);
         /* an instance id the tracer or the environment gave is theirs to change, not ours */
-        if (st.uuid_off[slot] != NO_UUID)
-            memcpy(st.slots + (size_t)slot * PAYLOAD_MAX + st.uuid_off[slot], st.instance_id,
-                   UUID_LEN);
+        if (st.uuid_off[slot] != OTEL_PAYLOAD_NO_UUID)
+            memcpy(st.slots + (size_t)slot * OTEL_PAYLOAD_MAX + st.uuid_off[slot],
+                   st.instance_id, RANDOM_UUID_LEN);
         rc = create_header();
     }
     errno = saved;

@@ -1,7 +1,8 @@
 /* otel_process_ctx.h — the OpenTelemetry process context (OTEP 4719, README: formats): a mapping
  * named OTEL_CTX whose 32-byte header points at a protobuf ProcessContext describing this process
- * (resource attributes, plus the thread-context schema of §1d in the extra attributes), found by
- * out-of-process readers such as the OpenTelemetry eBPF profiler through /proc/PID/maps.
+ * (resource attributes, plus the thread-context schema of OTEP 4947 in the extra attributes),
+ * found by out-of-process readers such as the OpenTelemetry eBPF profiler through /proc/PID/maps.
+ * The payload is encoded by otel_payload.c.
  *
  * None of these functions is meant to be called concurrently with another of them: a call that
  * finds one already running returns -1 without waiting. All of them preserve errno and never

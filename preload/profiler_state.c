@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "spin.h"
+#include "utf8.h"
 
 /* ---- The callback: {fn, user} as one pair --------------------------------------------------
  * A sequence lock. Writers (any thread, rarely) serialize on a mutex held for four stores; the
@@ -63,12 +64,7 @@ void profiler_registered(uint32_t samples_delay_ms, const char *id, size_t len)
     atomic_store_explicit(&delay_ms, samples_delay_ms, memory_order_relaxed);
     if (!id)
         return; /* minor 1 carries no host id: the last one known stays */
-    if (len > HOST_ID_MAX) {
-        len = HOST_ID_MAX;
-        /* do not split a UTF-8 sequence: back up over continuation bytes */
-        while (len > 0 && ((unsigned char)id[len] & 0xC0) == 0x80)
-            len--;
-    }
+    len = utf8_prefix(id, len, HOST_ID_MAX); /* do not split a UTF-8 sequence */
     pthread_mutex_lock(&host_lock);
     memcpy(host_id, id, len);
     host_id[len] = 0;

@@ -60,6 +60,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "config.h"
 #include "deferral.h"
 #include "fd_identity.h"
@@ -263,7 +264,7 @@ static void deliver_chunk(void)
         n = DELIVER_CHUNK;
     if (!n)
         return;
-    uint64_t now = deferral_now_ns();
+    uint64_t now = clock_monotonic_ns();
     if (profiler_mark_seen() && proflink_config.mode == MODE_AUTO)
         log_info("a profiler is sending: ended sampled transactions are held from now on");
     size_t ncorr = 0;
@@ -331,7 +332,7 @@ static void *wind_down(int err)
         deliver_chunk();
     deferral_disable();
     int64_t wait;
-    while ((wait = deferral_run(deferral_now_ns(), RELEASE_CHUNK)) >= 0) {
+    while ((wait = deferral_run(clock_monotonic_ns(), RELEASE_CHUNK)) >= 0) {
         struct timespec ts = {(time_t)(wait / 1000000000), (long)(wait % 1000000000)};
         nanosleep(&ts, NULL);
     }
@@ -391,7 +392,7 @@ static void *reader_main(void *arg)
         }
         /* 2. Deliver one chunk once the burst is over, then look at the socket again. */
         if (pending_count()) {
-            uint64_t now = deferral_now_ns();
+            uint64_t now = clock_monotonic_ns();
             if (!held_since)
                 held_since = now;
             if (!quiet && (room = receive_room()) > 0 && now - held_since < MAX_HOLD_NS) {
@@ -412,7 +413,7 @@ static void *reader_main(void *arg)
             continue;
         }
         /* 3. Nothing received is waiting: release the held transactions that are due. */
-        int64_t wait = deferral_run(deferral_now_ns(), RELEASE_CHUNK);
+        int64_t wait = deferral_run(clock_monotonic_ns(), RELEASE_CHUNK);
         if (wait == 0) { /* more are due: the socket first */
             empty = 0;
             continue;

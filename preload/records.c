@@ -2,9 +2,9 @@
 #include "records.h"
 
 #include <string.h>
-#include <time.h>
 
 #include "base64url.h"
+#include "clock.h"
 #include "json.h"
 
 /* Set once by the constructor before the reader thread exists, read only afterwards. */
@@ -15,16 +15,6 @@ void records_set_service(const char *service)
     record_service = service ? service : "";
 }
 
-/* Unix time: a consumer reading several processes' records from one FIFO orders and joins them
- * with its own clock; CLOCK_REALTIME is async-signal-safe and never blocks. */
-static uint64_t unix_ns(void)
-{
-    struct timespec ts;
-    if (clock_gettime(CLOCK_REALTIME, &ts) != 0)
-        return 0;
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void start(struct jbuf *b, const char *type, int pid)
 {
     jb_lit(b, "{\"type\":\"");
@@ -32,7 +22,9 @@ static void start(struct jbuf *b, const char *type, int pid)
     jb_lit(b, "\",\"pid\":");
     jb_u64(b, (uint64_t)(pid < 0 ? 0 : pid));
     jb_lit(b, ",\"ts_ns\":");
-    jb_u64(b, unix_ns());
+    /* Unix time: a consumer reading several processes' records from one FIFO orders and joins
+     * them with its own clock. */
+    jb_u64(b, clock_realtime_ns());
     jb_lit(b, ",\"service\":");
     /* at most 128 bytes (config), so at most ~770 escaped: always fits beside the rest */
     jb_string(b, record_service, strlen(record_service), 0);

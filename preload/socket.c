@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -17,6 +16,7 @@
 #include "config.h"
 #include "fd_safe.h"
 #include "log.h"
+#include "random.h"
 
 /* "proflink-<pid>-<8 hex>.sock": the pid lets socket_cleanup.c skip live owners cheaply, the
  * random part keeps an exec'd image (same pid) from colliding with its predecessor's file. */
@@ -25,11 +25,8 @@
 static uint32_t random_u32(void)
 {
     uint32_t r;
-    if (getrandom(&r, sizeof r, GRND_NONBLOCK) == (ssize_t)sizeof r)
-        return r;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint32_t)ts.tv_nsec ^ ((uint32_t)getpid() << 16);
+    random_bytes(&r, sizeof r);
+    return r;
 }
 
 /* Why a directory cannot hold our socket, or NULL if it can. */

@@ -16,6 +16,7 @@
 #include "runtime.h"
 #include "runtime_state.h"
 #include "tracer_resource.h"
+#include "utf8.h"
 
 /* Serializes tracers calling proflink_set_resource, and a fork against them: it guards the
  * service fields of proflink_config, which the fork child republishes (fork_sequence.c).

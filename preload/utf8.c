@@ -1,6 +1,8 @@
 /* utf8.c — see utf8.h. */
 #include "utf8.h"
 
+#include <string.h>
+
 size_t utf8_seq(const uint8_t *s, size_t n)
 {
     uint8_t c = s[0];
@@ -41,3 +43,30 @@ int utf8_valid(const char *s, size_t n)
     }
     return 1;
 }
+
+unsigned utf8_sanitize(uint8_t *s, size_t n)
+{
+    unsigned bad = 0;
+    for (size_t i = 0; i < n;) {
+        size_t k = utf8_seq(s + i, n - i);
+        if (k) {
+            i += k;
+        } else {
+            s[i++] = '?';
+            bad++;
+        }
+    }
+    return bad;
+}
+
+size_t utf8_prefix(const char *s, size_t n, size_t max)
+{
+    if (n <= max)
+        return n;
+    /* Step back over continuation bytes (10xxxxxx) so that the cut lands before a lead byte. */
+    while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+        max--;
+    return max;
+}
+
+void utf8_truncate(char *s, size_t max) { s[utf8_prefix(s, strlen(s), max)] = 0; }

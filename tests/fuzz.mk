@@ -1,15 +1,17 @@
 # make fuzz — fuzzes the datagram parser, the JSON records and the id table
 # (tests/fuzz/fuzz_messages.c), the OTel thread record's attribute writer (tests/fuzz/fuzz_attrs.c),
-# then the HTTP request scanner (tests/fuzz/fuzz_http_scan.c), each for FUZZ_TIME seconds. With clang's libFuzzer when it works
+# then the HTTP request scanner (tests/fuzz/fuzz_http_scan.c) and the OpenTelemetry process context's
+# payload encoder (tests/fuzz/fuzz_otel_payload.c), each for FUZZ_TIME seconds. With clang's libFuzzer when it works
 # here, else with a standalone driver that feeds a seeded random corpus (ASan/UBSan both ways).
 FUZZ_CC     ?= clang
 FUZZ_TIME   ?= 20
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -Iinclude -Ipreload \
                -fno-omit-frame-pointer
-FUZZ_DEPS   := tests/fuzz/fuzz_messages.c preload/accum.c preload/accum.h preload/base64url.c \
-               preload/base64url.h preload/json.c preload/json.h preload/messages.c \
+FUZZ_DEPS   := tests/fuzz/standalone.h tests/fuzz/fuzz_messages.c preload/accum.c preload/accum.h \
+               preload/base64url.c preload/base64url.h preload/json.c preload/json.h preload/messages.c \
                preload/messages.h preload/records.c preload/records.h include/proflink.h \
-               tests/fuzz/fuzz_attrs.c preload/otel_attrs.c preload/otel_attrs.h
+               tests/fuzz/fuzz_attrs.c preload/otel_attrs.c preload/otel_attrs.h preload/clock.c \
+               preload/clock.h preload/random.c preload/random.h preload/utf8.c preload/utf8.h
 
 # fuzz_target NAME CORPUS MAX_LEN RUNS_PER_S — builds tests/fuzz/NAME.c and runs it for
 # FUZZ_TIME seconds: libFuzzer when $(FUZZ_CC) has it, else the standalone random driver.
@@ -45,3 +47,14 @@ fuzz: fuzz-http
 fuzz-http: $(FUZZ_HTTP_DEPS) | $(BUILD)
 	@mkdir -p $(BUILD)/fuzz/http_corpus && cp tests/fuzz/http_scan_seed $(BUILD)/fuzz/http_corpus/
 	$(call fuzz_target,fuzz_http_scan,$(BUILD)/fuzz/http_corpus,12000,20000)
+
+# The OpenTelemetry process context's payload encoder (tests/fuzz/fuzz_otel_payload.c), the same way.
+FUZZ_OTEL_DEPS := tests/fuzz/standalone.h tests/fuzz/fuzz_otel_payload.c preload/otel_payload.c \
+                  preload/otel_payload.h preload/protobuf_writer.c preload/protobuf_writer.h \
+                  preload/resource_attrs.c preload/resource_attrs.h preload/utf8.c preload/utf8.h \
+                  preload/ids.c preload/ids.h
+fuzz: fuzz-otel-payload
+.PHONY: fuzz-otel-payload
+fuzz-otel-payload: $(FUZZ_OTEL_DEPS) | $(BUILD)
+	@mkdir -p $(BUILD)/fuzz/otel_payload_corpus
+	$(call fuzz_target,fuzz_otel_payload,$(BUILD)/fuzz/otel_payload_corpus,4096,1000)

@@ -14,7 +14,7 @@ test-helpers: $(HELPER_BINS)
 # the others (senders, readers, unit drivers) with them.
 # Plain helpers: the targets of preload tests, and the seccomp wrapper (the sanitizer runtime's
 # own system calls would meet the filter it installs).
-HELPERS_PLAIN := target_% api_% otel_seccomp_exec
+HELPERS_PLAIN := target_% api_% fail_syscall
 
 # -MMD: a helper that #includes library sources is rebuilt when any of them changes
 $(BUILD)/tests/%: tests/helpers/%.c | $(BUILD)

@@ -79,6 +79,12 @@ PY
     wait_lines '^host ' 4
     grep -qE '^host len=255 id=h{255}$' "$OUT"
     grep -qE '^msg registration .* host_len=400 ' "$OUT"
+    # and never inside a UTF-8 sequence: 200 two-byte characters keep 127 of them (254 bytes)
+    send reg 60 "$(printf '\xc3\xa9%.0s' $(seq 200))"
+    wait_stat registrations 5
+    cmd host
+    wait_lines '^host ' 5
+    grep -qxF "host len=254 id=$(printf '\xc3\xa9%.0s' $(seq 127))" "$OUT"
 }
 
 @test "truncated, oversized and unknown datagrams are discarded, counted, never delivered" {

@@ -35,7 +35,7 @@ EOF
 setup() {
     READER="$PY $BATS_TEST_DIRNAME/otel_ctx_reader.py"
     DRIVER=$HELPERS/otel_ctx_driver              # built by make, for this variant's C library
-    SECCOMP=$ROOT/build/tests/otel_seccomp_exec
+    SECCOMP=$ROOT/build/tests/fail_syscall
     PIDS=()
     setup_sockdir
     # the environment of the test runner must not leak into what is published
@@ -408,7 +408,7 @@ EOF
 }
 
 @test "module: memfd blocked by seccomp: the anonymous fallback is published" {
-    PROFLINK_LOG=debug bg drv "$SECCOMP" -m "$DRIVER" publish 10
+    PROFLINK_LOG=debug bg drv "$SECCOMP" memfd_create ENOSYS "$DRIVER" publish 10
     read -r _ pid rc <"$BATS_TEST_TMPDIR/drv.out"
     [ "$rc" = 0 ]
     grep -q 'memfd_create failed' "$BATS_TEST_TMPDIR/drv.err"
@@ -429,7 +429,7 @@ EOF
 }
 
 @test "module: prctl naming blocked: readers still find the memfd name" {
-    bg drv "$SECCOMP" -p "$DRIVER" publish 10
+    bg drv "$SECCOMP" prctl_set_vma EINVAL "$DRIVER" publish 10
     read -r _ pid rc <"$BATS_TEST_TMPDIR/drv.out"
     [ "$rc" = 0 ]
     read_ctx "$pid"
@@ -437,8 +437,26 @@ EOF
     [ "$(cget 'c["mapping_name"]')" = "/memfd:OTEL_CTX (deleted)" ]
 }
 
+@test "module: without getrandom and /dev/urandom each process still gets its own instance id" {
+    # the last source: getrandom fails (seccomp) and /dev/urandom reads nothing (/dev/null
+    # mounted over it in a private mount namespace)
+    unshare -m --propagation private true 2>/dev/null || skip "cannot make a private mount namespace here"
+    local ids=() i
+    for i in 1 2; do
+        bg "drv$i" unshare -m --propagation private \
+            sh -c 'mount --bind /dev/null /dev/urandom && exec "$@"' sh \
+            "$SECCOMP" getrandom ENOSYS "$DRIVER" publish 10
+        read -r _ pid rc <"$BATS_TEST_TMPDIR/drv$i.out"
+        [ "$rc" = 0 ]
+        read_ctx "$pid"
+        check_identity
+        ids+=("$(cget 'c["resource"]["service.instance.id"]')")
+    done
+    [ "${ids[0]}" != "${ids[1]}" ]
+}
+
 @test "module: a failed publication logs once and leaves nothing mapped" {
-    bg drv "$SECCOMP" -d "$DRIVER" publish 10
+    bg drv "$SECCOMP" madvise_dontfork EINVAL "$DRIVER" publish 10
     read -r _ pid rc <"$BATS_TEST_TMPDIR/drv.out"
     [ "$rc" = -1 ]
     refute grep -q OTEL_CTX "/proc/$pid/maps"
@@ -547,7 +565,8 @@ EOF
 
 @test "library: memfd blocked by seccomp: the anonymous fallback is published" {
     need_lib
-    PROFLINK_LOG=debug bg drv "$SECCOMP" -m env LD_PRELOAD="$LIB" "$HELPERS/target_threads" 1 10 \
+    PROFLINK_LOG=debug bg drv "$SECCOMP" memfd_create ENOSYS \
+        env LD_PRELOAD="$LIB" "$HELPERS/target_threads" 1 10 \
         || true # target_threads prints once its threads run; the context is there before that
     for _ in $(seq 100); do grep -q 'OTEL_CTX: published at' "$BATS_TEST_TMPDIR/drv.err" && break; sleep 0.05; done
     addr=$(sed -n 's/.*OTEL_CTX: published at \(0x[0-9a-f]*\).*/\1/p' "$BATS_TEST_TMPDIR/drv.err")
@@ -560,7 +579,7 @@ EOF
 
 @test "library: when publication fails the program runs exactly as without the library" {
     need_lib
-    run "$SECCOMP" -d env LD_PRELOAD="$LIB" "$HELPERS/target_threads" 1 0.2
+    run "$SECCOMP" madvise_dontfork EINVAL env LD_PRELOAD="$LIB" "$HELPERS/target_threads" 1 0.2
     [ "$status" -eq 0 ]
     expected=$("$HELPERS/target_threads" 1 0.2 | sed 's/[0-9]\+/N/g')
     [ "$(echo "$output" | grep -v '^proflink:' | sed 's/[0-9]\+/N/g')" = "$expected" ]

@@ -98,29 +98,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 }
 
 #ifdef FUZZ_STANDALONE
-/* usage: fuzz_attrs [-runs=N] [-seed=S] */
+#include "standalone.h"
+
 int main(int argc, char **argv)
 {
-    unsigned long runs = 200000, seed = 1;
-    for (int i = 1; i < argc; i++) {
-        if (!strncmp(argv[i], "-runs=", 6))
-            runs = strtoul(argv[i] + 6, NULL, 10);
-        else if (!strncmp(argv[i], "-seed=", 6))
-            seed = strtoul(argv[i] + 6, NULL, 10);
-    }
-    uint64_t r = seed * 0x9E3779B97F4A7C15ull + 1;
-    static uint8_t buf[4096];
-    for (unsigned long run = 0; run < runs; run++) {
-        size_t len = 0;
-        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
-        size_t total = (size_t)(r % sizeof buf);
-        while (len < total) {
-            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
-            buf[len++] = (uint8_t)r;
-        }
-        LLVMFuzzerTestOneInput(buf, len);
-    }
-    printf("fuzz_attrs: %lu runs\n", runs);
-    return 0;
+    return fuzz_standalone_main(argc, argv, "fuzz_attrs", 4096, 200000ul);
 }
 #endif

@@ -17,14 +17,17 @@
 
 #include "../../preload/accum.c"
 #include "../../preload/base64url.c"
+#include "../../preload/clock.c"
 #include "../../preload/deferral.c"
 #include "../../preload/fd_safe.c"
 #include "../../preload/json.c"
 #include "../../preload/message_api.c"
 #include "../../preload/profiler_state.c"
 #include "../../preload/pull_queue.c"
+#include "../../preload/random.c"
 #include "../../preload/records.c"
 #include "../../preload/txqueue.c"
+#include "../../preload/utf8.c"
 
 /* ---- stubs for the rest of the library ------------------------------------------------------ */
 struct config proflink_config;
@@ -64,7 +67,7 @@ static void on_txn(const uint8_t trace_id[16], const uint8_t transaction_id[8],
     uint64_t end_ns = (uint64_t)(uintptr_t)user;
     /* held ones (delivered on the reader) never before their delay */
     if (pthread_equal(pthread_self(), reader_thread) &&
-        deferral_now_ns() < end_ns + (uint64_t)profiler_delay_ms() * 1000000ull)
+        clock_monotonic_ns() < end_ns + (uint64_t)profiler_delay_ms() * 1000000ull)
         atomic_fetch_add(&early, 1);
     for (size_t i = 0; i < n; i++)
         if (ids[i].count != 2)
@@ -78,7 +81,7 @@ static void *reader(void *arg)
 {
     (void)arg;
     while (!atomic_load(&stop_reader)) {
-        int64_t wait = deferral_run(deferral_now_ns(), 16);
+        int64_t wait = deferral_run(clock_monotonic_ns(), 16);
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         uint64_t w = wait < 0 ? 20000000ull : (uint64_t)wait; /* stop flag every 20 ms */
@@ -108,7 +111,7 @@ static void *profiler(void *arg)
             memset(m[j].u.correlation.stack_trace_id, (int)(key & 0xff), 16);
             m[j].u.correlation.count = 2;
         }
-        deferral_add_ids(m, 16, deferral_now_ns());
+        deferral_add_ids(m, 16, clock_monotonic_ns());
     }
     return NULL;
 }
@@ -121,7 +124,7 @@ static void *app(void *arg)
     for (uint32_t i = 0; i < PER_THREAD; i++) {
         uint32_t k = t * PER_THREAD + i;
         memcpy(txn, &k, 4);
-        int rc = deferral_end(trace, txn, 1, on_txn, (void *)(uintptr_t)deferral_now_ns());
+        int rc = deferral_end(trace, txn, 1, on_txn, (void *)(uintptr_t)clock_monotonic_ns());
         if (rc == PROFLINK_DELIVERED_NOW)
             atomic_fetch_add(&immediate, 1);
         if (i % 64 == 0) { /* pace a little, so that both paths are taken often */

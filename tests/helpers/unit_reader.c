@@ -13,10 +13,14 @@
 
 #include "../../preload/accum.c"
 #include "../../preload/base64url.c"
+#include "../../preload/clock.c"
+#include "../../preload/fd_safe.c"
 #include "../../preload/json.c"
 #include "../../preload/messages.c"
+#include "../../preload/random.c"
 #include "../../preload/records.c"
 #include "../../preload/txqueue.c"
+#include "../../preload/utf8.c"
 
 #include "check.h"
 
