@@ -114,19 +114,10 @@ void thread_block_set_full(struct thread_block *b, const uint8_t trace_id[16],
                            const uint8_t span_id[8], const uint8_t transaction_id[8],
                            uint8_t flags, int nested, int again)
 {
-    struct apm_record *r = &b->apm;
-    struct otel_record *o = &b->otel;
     do {
         record_hide(b, nested);
-        r->trace_present = 1;
-        r->trace_flags = flags;
-        memcpy(r->trace_id, trace_id, 16);
-        memcpy(r->span_id, span_id, 8);
-        memcpy(r->transaction_id, transaction_id, 8);
+        record_store_ids(b, trace_id, span_id, transaction_id, flags);
         if (b->otel_on) {
-            memcpy(o->trace_id, trace_id, 16);
-            memcpy(o->span_id, span_id, 8);
-            o->trace_flags = flags;
             /* Spans of one transaction share its hex entry and keep the API's attributes; a
              * new transaction (a new request) starts from the fixed attributes. Again after a
              * nested write: it may have left its entry half overwritten by ours (and the

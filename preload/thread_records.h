@@ -212,6 +212,25 @@ void thread_block_set_full(struct thread_block *b, const uint8_t trace_id[16],
                            uint8_t flags, int nested, int again) __attribute__((cold));
 void thread_block_clear_full(struct thread_block *b, int nested) __attribute__((cold));
 
+/* A set's fields in both records, all but the OTel transaction entry. Within a write. */
+static inline void record_store_ids(struct thread_block *b, const uint8_t trace_id[16],
+                                    const uint8_t span_id[8], const uint8_t transaction_id[8],
+                                    uint8_t flags)
+{
+    struct apm_record *r = &b->apm;
+    r->trace_present = 1;
+    r->trace_flags = flags;
+    memcpy(r->trace_id, trace_id, 16);
+    memcpy(r->span_id, span_id, 8);
+    memcpy(r->transaction_id, transaction_id, 8);
+    /* OTel: the valid byte hides the record (see struct otel_record); the pointer stays. */
+    if (b->otel_on) {
+        memcpy(b->otel.trace_id, trace_id, 16);
+        memcpy(b->otel.span_id, span_id, 8);
+        b->otel.trace_flags = flags;
+    }
+}
+
 /* The common case: no write in progress, OTel off or a span of the transaction already in the
  * record (its hex entry stays). */
 static inline void thread_block_set(struct thread_block *b, const uint8_t trace_id[16],
@@ -228,18 +247,7 @@ static inline void thread_block_set(struct thread_block *b, const uint8_t trace_
         return;
     }
     record_hide(b, 0);
-    struct apm_record *r = &b->apm;
-    r->trace_present = 1;
-    r->trace_flags = flags;
-    memcpy(r->trace_id, trace_id, 16);
-    memcpy(r->span_id, span_id, 8);
-    memcpy(r->transaction_id, transaction_id, 8);
-    /* OTel: the valid byte hides the record (see struct otel_record); the pointer stays. */
-    if (b->otel_on) {
-        memcpy(b->otel.trace_id, trace_id, 16);
-        memcpy(b->otel.span_id, span_id, 8);
-        b->otel.trace_flags = flags;
-    }
+    record_store_ids(b, trace_id, span_id, transaction_id, flags);
     if (__builtin_expect(record_publish(b, 0, 1), 0))
         thread_block_set_full(b, trace_id, span_id, transaction_id, flags, 0, 1);
     else
