@@ -1,8 +1,9 @@
-"""module_calls.py OBJDIR [--map] — the call graph between the library's modules (one object per
+"""module_calls.py OBJDIR [--map | --who-calls SYMBOL] — the call graph between the library's modules (one object per
 preload/*.c and hooks/*.c under OBJDIR), read from the objects' symbol tables: module A depends
 on B when A references a symbol B defines. Symbols the C library also defines (the hooks
 interpose close, read, syscall...) are libc's, not a module's. Prints each cycle (strongly
-connected set of modules) and exits 1 if there is one; --map prints every module's edges."""
+connected set of modules) and exits 1 if there is one; --map prints every module's edges;
+--who-calls prints only the modules that reference SYMBOL, one per line."""
 import os
 import subprocess
 import sys
@@ -28,6 +29,12 @@ def main():
                 syms = symbols(os.path.join(objdir, sub, name))
                 defs[mod] = {f[2] for f in syms if len(f) == 3 and f[1] in 'TDBRVW'}
                 refs[mod] = {f[1] for f in syms if len(f) == 2 and f[0] == 'U'}
+    if '--who-calls' in sys.argv:
+        symbol = sys.argv[sys.argv.index('--who-calls') + 1]
+        for m in sorted(refs):
+            if symbol in refs[m]:
+                print(m)
+        return 0
     owner = {s: m for m, ds in defs.items() for s in ds if s not in libc_names}
     edges = {m: sorted({owner[s] for s in refs[m] if s in owner and owner[s] != m}) for m in defs}
     if '--map' in sys.argv:

@@ -11,3 +11,11 @@ load helpers
     [ "$status" -eq 0 ]
     [[ "${lines[-1]}" == "0 cycle(s) among "* ]]
 }
+
+@test "only the fork sequence registers fork handlers (preload/fork_sequence.c)" {
+    [ -d "$ROOT/build/obj/preload" ] || skip "library objects not built"
+    run "$PY" "$ROOT/tests/module_calls.py" "$ROOT/build/obj" --who-calls atfork_register
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$output" = preload/fork_sequence ]
+}
