@@ -1,5 +1,5 @@
 /* exit.c — _exit and _Exit remove the process's socket file, as exit() does through the
- * destructor (init.c). Programs that end with _exit (dash, every fork child that is done, a
+ * destructor (runtime.c). Programs that end with _exit (dash, every fork child that is done, a
  * daemon's worker) would otherwise leave one file per run in the socket directory. exit()
  * itself reaches libc's _exit without passing here (an internal call), so nothing runs twice.
  * A process that ends with a raw exit_group system call (Go's os.Exit) is not seen: its file

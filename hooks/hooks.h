@@ -10,7 +10,4 @@
 int real_pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
                         void *arg);
 
-/* Registers the pthread_atfork handlers (once per process image). */
-void hooks_install_fork_handlers(void);
-
 #endif

@@ -15,7 +15,7 @@
 
 #include "export.h"
 #include "hooks.h"
-#include "runtime.h"
+#include "runtime_state.h"
 #include "thread_records.h"
 
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);

@@ -21,7 +21,7 @@
 #include "export.h"
 #include "fd_closing.h"
 #include "next_symbol.h"
-#include "runtime.h"
+#include "runtime_state.h"
 
 typedef int (*prctl_fn)(int, unsigned long, unsigned long, unsigned long, unsigned long);
 typedef long (*syscall_fn)(long, long, long, long, long, long, long);

@@ -10,6 +10,11 @@
  *    reports "nothing"), from any thread, at any time after the library is loaded.
  *  - Never blocks. After a thread's first call, setting and clearing its context neither
  *    allocates nor takes a lock (a thread's first call may allocate its record once).
+ *  - The context and attribute calls are async-signal-safe after the thread's first call, even
+ *    in a handler that interrupted the same thread inside one of them: no sample ever sees a
+ *    record that mixes two contexts. The interrupted call ends last, so its context is the one
+ *    left published; while the handler's nested call runs, samples see the thread without
+ *    context; an interrupted attribute edit keeps only its own attribute (and the fixed ones).
  *  - Never aborts, exits or raises: bad arguments are ignored or reported by the return value.
  *
  * Finding the functions: either link with -lproflink (pkg-config proflink), or look them up at

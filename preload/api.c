@@ -7,7 +7,7 @@
 #include "http_thread.h"
 #include "ids.h"
 #include "proflink.h"
-#include "runtime.h"
+#include "runtime_state.h"
 #include "thread_records.h"
 
 PROFLINK_EXPORT void proflink_set_trace(const uint8_t trace_id[16], const uint8_t span_id[8],

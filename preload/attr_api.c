@@ -7,7 +7,7 @@
 #include "export.h"
 #include "otel_attrs.h"
 #include "proflink.h"
-#include "runtime.h"
+#include "runtime_state.h"
 #include "stats.h"
 #include "thread_records.h"
 #include "utf8.h"
@@ -25,20 +25,57 @@ static struct thread_block *otel_block(void)
     return b && b->otel_on ? b : NULL;
 }
 
-/* Starts an edit: hides the record. A clear on the fast path left the last transaction's
- * entry and ids behind (hidden); an attribute must not bring them back. */
-static void edit_begin(struct thread_block *b)
+/* An edit of the attributes is a write of the record like a set or clear (thread_records.h:
+ * signal safety): hidden, applied, published; applied again, on the fixed attributes, if a
+ * signal handler's write came in between (it may have left ours half done). Returns apply's
+ * last result. Inlined, with apply a constant at each call: as fast as the edit written out. */
+static inline __attribute__((always_inline)) int
+edit(struct thread_block *b, int (*apply)(struct thread_block *, const void *), const void *arg)
 {
-    b->otel.valid = 0;
-    RECORD_ORDER();
-    if (!b->apm.trace_present && (b->otel_has_txn || b->otel.trace_id[0] || b->otel.span_id[0]))
-        otel_record_untraced(b);
+    int nested = b->write_state;
+    int rc, again = 0;
+    uint8_t otel_valid;
+    do {
+        record_hide(b, nested);
+        if (__builtin_expect(again, 0))
+            otel_record_rebase(b);
+        otel_record_settle(b);
+        rc = apply(b, arg);
+        otel_valid = b->apm.trace_present || b->otel.attrs_size != 0;
+        again = 1;
+    } while (record_publish(b, nested, otel_valid));
+    record_write_end(b, nested);
+    return rc;
 }
 
-static void edit_end(struct thread_block *b)
+struct put_arg {
+    int idx;
+    const char *value;
+    size_t len;
+};
+
+static int apply_put(struct thread_block *b, const void *arg)
 {
-    RECORD_ORDER();
-    b->otel.valid = b->apm.trace_present || b->otel.attrs_size != 0;
+    const struct put_arg *p = arg;
+    uint16_t size = b->otel.attrs_size;
+    int rc = otel_attrs_put(b->otel.attrs, &size, OTEL_ATTRS_CAP, (uint8_t)p->idx,
+                            (const uint8_t *)p->value, p->len);
+    if (rc == 0) {
+        b->otel.attrs_size = size;
+        b->otel_custom = 1;
+    }
+    return rc;
+}
+
+static int apply_remove(struct thread_block *b, const void *arg)
+{
+    const int *idx = arg;
+    uint16_t size = b->otel.attrs_size;
+    if (otel_attrs_remove(b->otel.attrs, &size, (uint8_t)*idx)) {
+        b->otel.attrs_size = size;
+        b->otel_custom = 1;
+    }
+    return 0;
 }
 
 PROFLINK_EXPORT int proflink_set_attribute(const char *key, const char *value, size_t value_len)
@@ -55,16 +92,8 @@ PROFLINK_EXPORT int proflink_set_attribute(const char *key, const char *value, s
         return idx;
     if (idx == OTEL_KEY_LOCAL_ROOT)
         return PROFLINK_ATTR_INVALID; /* proflink's own: the transaction id */
-    edit_begin(b);
-    uint16_t size = b->otel.attrs_size;
-    int rc = otel_attrs_put(b->otel.attrs, &size, OTEL_ATTRS_CAP, (uint8_t)idx,
-                            (const uint8_t *)value, value_len);
-    if (rc == 0) {
-        b->otel.attrs_size = size;
-        b->otel_custom = 1;
-    }
-    edit_end(b);
-    if (rc != 0) {
+    struct put_arg put = {idx, value, value_len};
+    if (edit(b, apply_put, &put) != 0) {
         stat_inc(STAT_ATTRIBUTES_REFUSED);
         return PROFLINK_ATTR_NO_ROOM;
     }
@@ -83,12 +112,6 @@ PROFLINK_EXPORT int proflink_clear_attribute(const char *key)
         return PROFLINK_ATTR_INVALID;
     if (idx < 0)
         return PROFLINK_ATTR_OK; /* never registered: no record can hold it */
-    edit_begin(b);
-    uint16_t size = b->otel.attrs_size;
-    if (otel_attrs_remove(b->otel.attrs, &size, (uint8_t)idx)) {
-        b->otel.attrs_size = size;
-        b->otel_custom = 1;
-    }
-    edit_end(b);
+    edit(b, apply_remove, &idx);
     return PROFLINK_ATTR_OK;
 }

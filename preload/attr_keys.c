@@ -138,9 +138,8 @@ void attr_keys_init(const struct config *cfg)
     thread_records_set_fixed(f.attrs, f.size);
 }
 
-void attr_keys_after_fork(void)
-{
-    /* The child is single-threaded: whoever held the lock does not exist here. */
-    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-    memcpy(&register_lock, &fresh, sizeof fresh);
-}
+void attr_keys_fork_prepare(void) { pthread_mutex_lock(&register_lock); }
+void attr_keys_fork_parent(void) { pthread_mutex_unlock(&register_lock); }
+/* The child keeps the key map (plain process memory, complete: prepare waited for a
+ * registration in progress). */
+void attr_keys_fork_child(void) { pthread_mutex_unlock(&register_lock); }

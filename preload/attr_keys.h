@@ -36,7 +36,9 @@ int attr_key_find(const char *key, size_t len);
  * not UTF-8, NUL inside), ATTR_KEY_FULL, ATTR_KEY_BUSY (republishing failed or contended). */
 int attr_key_index(const char *key, size_t len);
 
-/* In a fork child, single-threaded: a lock held by a parent thread at fork is released. */
-void attr_keys_after_fork(void);
+/* The fork sequence (fork_sequence.c): the registration lock. */
+void attr_keys_fork_prepare(void);
+void attr_keys_fork_parent(void);
+void attr_keys_fork_child(void);
 
 #endif

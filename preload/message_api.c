@@ -9,7 +9,7 @@
 #include "profiler_state.h"
 #include "pull_queue.h"
 #include "reader_lazy.h"
-#include "runtime.h"
+#include "runtime_state.h"
 
 PROFLINK_EXPORT void proflink_set_message_callback(proflink_message_fn fn, void *user)
 {

@@ -12,8 +12,9 @@
  *    the header does not point at, then swaps the pointer, so a reader never sees the bytes it
  *    is reading change under a timestamp it will accept.
  *  - The header mapping has MADV_DONTFORK, so a fork child never carries a stale context; the
- *    payload region does not, so the child can republish the parent's bytes with its own
- *    service.instance.id without allocating or re-reading the environment.
+ *    payload region does not, so the child republishes the parent's bytes with its own
+ *    service.instance.id, without encoding again or re-reading the environment (cheap; what a
+ *    fork child handler may do at all is fork_sequence.c's rule).
  *
  * Readers are other processes reading our memory (process_vm_readv, /proc/PID/mem) while we
  * run: the C11 fences below order our stores as seen from another CPU, which is what a seqlock

@@ -19,10 +19,10 @@ struct config; /* config.h */
  * (otel_process_ctx_update). 0 ok, -1 failed (logged once, nothing left mapped). */
 int otel_process_ctx_publish(const struct config *cfg);
 
-/* In a fork child (called from a pthread_atfork child handler, single-threaded): the parent's
- * mapping is gone (MADV_DONTFORK); publish a new one with a NEW service.instance.id. Does not
- * allocate or re-read the environment when the parent had published: the child reuses the
- * parent's encoded payload and only replaces the instance id. 0 ok, -1 failed. */
+/* In a fork child (the fork sequence's child step, single-threaded): the parent's mapping is
+ * gone (MADV_DONTFORK); publish a new one with a NEW service.instance.id. When the parent had
+ * published, the child reuses the parent's encoded payload and only replaces the instance id
+ * (no new encoding, no re-read of the environment). 0 ok, -1 failed. */
 int otel_process_ctx_after_fork(const struct config *cfg);
 
 /* Republish the payload in place (same mapping, same service.instance.id, attributes re-read

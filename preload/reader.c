@@ -70,7 +70,6 @@
 #include "log.h"
 #include "messages.h"
 #include "profiler_state.h"
-#include "pull_queue.h"
 #include "reader_lazy.h"
 #include "records.h"
 #include "stats.h"
@@ -493,32 +492,12 @@ int reader_ensure_running(void)
     return 0;
 }
 
-void reader_fork_prepare(void)
-{
-    deferral_fork_prepare();
-    fifo_fork_prepare();
-    profiler_state_fork_prepare();
-    pull_queue_fork_prepare();
-}
-
-void reader_fork_parent(void)
-{
-    pull_queue_fork_parent();
-    profiler_state_fork_parent();
-    fifo_fork_parent();
-    deferral_fork_parent();
-}
-
-/* Single-threaded child: the parent's reader does not exist here. */
+/* Single-threaded child (fork_sequence.c): the parent's reader does not exist here. */
 void reader_fork_child(void)
 {
     had_thread = atomic_load_explicit(&state, memory_order_relaxed) != IDLE &&
                  atomic_load_explicit(&state, memory_order_relaxed) != UNAVAILABLE;
     atomic_store_explicit(&state, UNAVAILABLE, memory_order_relaxed);
-    pull_queue_fork_child();
-    profiler_state_fork_child();
-    fifo_fork_child();
-    deferral_fork_child();
     /* the parent's sockets: the child gets its own (unless the program reused the numbers) */
     if (fd_identity_same(sock, &sock_id))
         close(sock);

@@ -12,12 +12,10 @@ int reader_start(int sock_fd, const char *socket_path);
  * started. 0 done, -1 not (the caller keeps sock_fd). */
 int reader_replace_socket(int sock_fd);
 
-/* Fork: prepare takes every lock the reader's data uses so the child gets them consistent;
- * parent releases them; child releases them, discards the parent's in-flight state (the
- * parent delivers its own transactions) and closes the inherited socket fd (or the child would
- * steal the parent's messages). The child has no reader thread until reader_start runs again. */
-void reader_fork_prepare(void);
-void reader_fork_parent(void);
+/* Fork child (fork_sequence.c): the parent's reader thread does not exist here; its socket
+ * fds are closed (or the child would steal the parent's messages). The child has no reader
+ * thread until reader_start runs again with the child's own socket; reader_start then starts
+ * one at once if the parent had one. */
 void reader_fork_child(void);
 
 #endif

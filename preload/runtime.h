@@ -1,21 +1,29 @@
-/* runtime.h — proflink's life in one process: start (constructor or proflink_init), the fork
- * child's fresh start, and exit. */
+/* runtime.h — the process's published presence (runtime.c): the profiler socket, the process
+ * storage that names it and the OTel process context, through this process image's life:
+ * start, fork child, failed exec, credential changes, exit. Starting proflink (the order of
+ * start-up) is start.c; the fork sequence is fork_sequence.c; whether proflink is on is
+ * runtime_state.h. */
 #ifndef PROFLINK_RUNTIME_H
 #define PROFLINK_RUNTIME_H
 
 #include <sys/types.h>
 
-/* 1 once proflink runs in this process (socket, storage and records published). Cheap. */
-int runtime_active(void);
+struct config;
 
-/* Starts proflink in this process image; a second call does nothing. 0 active, -1 not. */
-int runtime_start(void);
+/* Creates the socket, publishes the storage naming it, then the OTel context (optional: its
+ * failure is logged and ignored). Returns the socket fd for the reader, or -1 with nothing
+ * left behind (logged). */
+int runtime_publish(const struct config *cfg);
 
-/* pthread_atfork handlers (hooks/fork.c registers them). The child handler gives a child that
- * keeps running its own socket, storage, OTel context and reader before fork() returns. */
-void runtime_fork_prepare(void);
-void runtime_fork_parent(void);
+/* Removes the files that dead processes of this user left in the socket's directory. */
+void runtime_sweep_stale(void);
+
+/* Fork child (fork_sequence.c, step R): its own socket, storage, OTel context (a new
+ * service.instance.id) and reader before fork() returns. On failure proflink turns off in the
+ * child (logged). runtime_fork_child_sandboxed: the same for a child of a sandboxed process,
+ * which makes no system call: it only unpublishes and turns off. */
 void runtime_fork_child(void);
+void runtime_fork_child_sandboxed(void);
 
 /* The socket path published in the process storage ("" when inactive). */
 const char *runtime_socket_path(void);
@@ -31,11 +39,5 @@ void runtime_exec_failed(void);
 /* The program changes (or changed) its effective ids: the socket file follows them. (uid_t)-1
  * and (gid_t)-1 mean the current ones. */
 void runtime_creds_follow(uid_t euid, gid_t egid);
-
-/* The program is about to install a seccomp filter (begin) / could not (failed). While
- * sandboxed, proflink makes no system call of its own. */
-void runtime_sandbox_begin(void);
-void runtime_sandbox_failed(void);
-int runtime_sandboxed(void);
 
 #endif

@@ -5,7 +5,7 @@
 
 #include "export.h"
 #include "proflink.h"
-#include "runtime.h"
+#include "runtime_state.h"
 
 _Atomic uint64_t proflink_stat_counters[STAT_COUNT];
 

@@ -68,6 +68,9 @@ struct thread_block {
     uint8_t otel_has_txn; /* attrs hold the key-0 entry right after the fixed attributes */
     uint8_t otel_custom;  /* the API changed attrs: they differ from the fixed layout */
     uint8_t otel_txn[8];  /* transaction id whose hex is in the key-0 entry */
+    /* Signal safety of the writes (see "Signal safety" below): only this thread and the signal
+     * handlers that interrupt it touch it. */
+    uint8_t write_state; /* WRITE_IDLE, WRITE_BUSY, WRITE_INTERRUPTED */
     /* pthread_create trampoline: the start routine to run once the records are installed */
     void *(*start_fn)(void *);
     void *start_arg;
@@ -132,55 +135,141 @@ static inline struct thread_block *thread_block_self_or_create(void)
     return __builtin_expect(b != NULL, 1) ? b : thread_block_create_for_self();
 }
 
-static inline void thread_block_set(struct thread_block *b, const uint8_t trace_id[16],
+/* ---- Signal safety of the writes -----------------------------------------------------------
+ * The API may be called from a signal handler that interrupted this very thread inside the API
+ * (proflink.h: "any thread, at any time"). Hiding with the valid byte alone is not enough: the
+ * handler's write would end with valid = 1 while the write it interrupted, once resumed, still
+ * stores its bytes, so a sample taken then sees a record marked valid that mixes both. Hence
+ * every write of a thread's records (set, clear, attribute edit) is
+ *     nested = b->write_state;
+ *     do { record_hide(b, nested); store the fields; } while (record_publish(b, nested, v));
+ *     record_write_end(b, nested);
+ *  - a write that finds another in progress (a handler's: nested) hides both records, stores
+ *    its fields, never publishes, and marks the write it interrupted WRITE_INTERRUPTED;
+ *  - the interrupted (outermost) write then hides and stores its own fields again, so what it
+ *    publishes is wholly its own: it ends last, so its context is the newest (a set after a
+ *    nested write rewrites its transaction entry whole; an attribute edit restarts from the
+ *    fixed attributes, otel_record_rebase);
+ *  - a nested write that lands after the outermost one's last check leaves the records hidden
+ *    but complete: seen by the valid byte after WRITE_IDLE, and published by
+ *    thread_block_republish (cold).
+ * A sample during a handler's nested write sees the thread without context, never mixed. Only
+ * this thread and its handlers write, so compiler ordering (RECORD_ORDER) is all it needs, like
+ * the records. The common set and clear run inline without the loop and call the full write
+ * only when interrupted (or for OTel attribute work); the state byte and the extra valid-byte
+ * stores cost about 3 ns per set+clear pair (make bench, BENCH_BASE). */
+enum { WRITE_IDLE, WRITE_BUSY, WRITE_INTERRUPTED };
+
+static inline void record_hide(struct thread_block *b, int nested)
+{
+    b->apm.valid = 0;
+    b->otel.valid = 0; /* harmless when OTel records are off: nobody reads it then */
+    if (!nested)
+        b->write_state = WRITE_BUSY;
+    RECORD_ORDER();
+}
+
+/* Publishes (outermost write only); 1 when a nested write came in between: store again. */
+static inline int record_publish(struct thread_block *b, int nested, uint8_t otel_valid)
+{
+    RECORD_ORDER();
+    if (__builtin_expect(nested, 0))
+        return 0;
+    b->apm.valid = 1;
+    b->otel.valid = otel_valid;
+    RECORD_ORDER();
+    return __builtin_expect(b->write_state == WRITE_INTERRUPTED, 0);
+}
+
+/* Publishes again what a nested write left hidden (see above). */
+void thread_block_republish(struct thread_block *b) __attribute__((cold));
+
+static inline void record_write_end(struct thread_block *b, int nested)
+{
+    if (__builtin_expect(nested, 0)) {
+        b->write_state = WRITE_INTERRUPTED;
+        return;
+    }
+    b->write_state = WRITE_IDLE;
+    RECORD_ORDER();
+    if (__builtin_expect(b->apm.valid == 0, 0))
+        thread_block_republish(b);
+}
+
+/* Before an edit of the OTel attributes, or a republication: a clear on the fast path left the
+ * last transaction's entry and ids behind (hidden); they must not come back. Returns the valid
+ * byte the record then deserves. Within a write. */
+uint8_t otel_record_settle(struct thread_block *b);
+/* An attribute edit that a nested write interrupted may have left the attributes half edited:
+ * they restart from the fixed ones (and the transaction entry, while a trace is active). */
+void otel_record_rebase(struct thread_block *b) __attribute__((cold));
+
+/* The writes below in full (thread_records.c): a nested one, a new transaction or the OTel
+ * attributes' work, and the outermost write again after a nested one (again = 1). Out of line,
+ * so that the common case inline holds nothing across a call. */
+void thread_block_set_full(struct thread_block *b, const uint8_t trace_id[16],
+                           const uint8_t span_id[8], const uint8_t transaction_id[8],
+                           uint8_t flags, int nested, int again) __attribute__((cold));
+void thread_block_clear_full(struct thread_block *b, int nested) __attribute__((cold));
+
+/* A set's fields in both records, all but the OTel transaction entry. Within a write. */
+static inline void record_store_ids(struct thread_block *b, const uint8_t trace_id[16],
                                     const uint8_t span_id[8], const uint8_t transaction_id[8],
                                     uint8_t flags)
 {
     struct apm_record *r = &b->apm;
-    r->valid = 0;
-    RECORD_ORDER();
     r->trace_present = 1;
     r->trace_flags = flags;
     memcpy(r->trace_id, trace_id, 16);
     memcpy(r->span_id, span_id, 8);
     memcpy(r->transaction_id, transaction_id, 8);
-    RECORD_ORDER();
-    r->valid = 1;
-    if (!b->otel_on)
-        return;
     /* OTel: the valid byte hides the record (see struct otel_record); the pointer stays. */
-    struct otel_record *o = &b->otel;
-    o->valid = 0;
-    RECORD_ORDER();
-    memcpy(o->trace_id, trace_id, 16);
-    memcpy(o->span_id, span_id, 8);
-    o->trace_flags = flags;
-    /* Spans of one transaction share its hex entry and keep the API's attributes; a new
-     * transaction (a new request) starts from the fixed attributes. */
-    if (__builtin_expect(!b->otel_has_txn || memcmp(b->otel_txn, transaction_id, 8) != 0, 0))
-        otel_record_new_txn(b, transaction_id);
-    RECORD_ORDER();
-    o->valid = 1;
+    if (b->otel_on) {
+        memcpy(b->otel.trace_id, trace_id, 16);
+        memcpy(b->otel.span_id, span_id, 8);
+        b->otel.trace_flags = flags;
+    }
 }
 
+/* The common case: no write in progress, OTel off or a span of the transaction already in the
+ * record (its hex entry stays). */
+static inline void thread_block_set(struct thread_block *b, const uint8_t trace_id[16],
+                                    const uint8_t span_id[8], const uint8_t transaction_id[8],
+                                    uint8_t flags)
+{
+    int state = b->write_state;
+    if (__builtin_expect(state != WRITE_IDLE ||
+                             (b->otel_on && (!b->otel_has_txn ||
+                                             memcmp(b->otel_txn, transaction_id, 8) != 0)),
+                         0)) {
+        thread_block_set_full(b, trace_id, span_id, transaction_id, flags, state != WRITE_IDLE,
+                              0);
+        return;
+    }
+    record_hide(b, 0);
+    record_store_ids(b, trace_id, span_id, transaction_id, flags);
+    if (__builtin_expect(record_publish(b, 0, 1), 0))
+        thread_block_set_full(b, trace_id, span_id, transaction_id, flags, 0, 1);
+    else
+        record_write_end(b, 0);
+}
+
+/* The common case: no write in progress, no attributes to keep (API or fixed ones). */
 static inline void thread_block_clear(struct thread_block *b)
 {
-    b->apm.valid = 0;
-    RECORD_ORDER();
-    b->apm.trace_present = 0;
-    RECORD_ORDER();
-    b->apm.valid = 1;
-    if (!b->otel_on)
+    int state = b->write_state;
+    if (__builtin_expect(state != WRITE_IDLE ||
+                             (b->otel_on && (b->otel_custom || otel_fixed_len)),
+                         0)) {
+        thread_block_clear_full(b, state != WRITE_IDLE);
         return;
-    b->otel.valid = 0; /* detached; its stale fields stay hidden until the next set */
-    /* Attributes outlive the trace only when there are fixed ones: then the record stays
-     * valid with no trace. API attributes are dropped with the trace (proflink.h). */
-    if (__builtin_expect(b->otel_custom || otel_fixed_len, 0)) {
-        RECORD_ORDER();
-        otel_record_untraced(b);
-        RECORD_ORDER();
-        b->otel.valid = b->otel.attrs_size != 0;
     }
+    record_hide(b, 0); /* OTel: detached; its stale fields stay hidden until a set */
+    b->apm.trace_present = 0;
+    if (__builtin_expect(record_publish(b, 0, 0), 0))
+        thread_block_clear_full(b, 0);
+    else
+        record_write_end(b, 0);
 }
 
 /* Called once per process image (and in a fork child) before any block is made. 0 ok. */

@@ -6,7 +6,6 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "atfork.h"
 #include "config.h"
 #include "export.h"
 #include "log.h"
@@ -15,24 +14,19 @@
 #include "proflink.h"
 #include "resource_attrs.h"
 #include "runtime.h"
+#include "runtime_state.h"
+#include "tracer_resource.h"
 #include "utf8.h"
 
 /* Serializes tracers calling proflink_set_resource, and a fork against them: it guards the
- * service fields of proflink_config, which the fork child republishes. Cancellation is disabled
- * while it is held (publishing opens and reads files: cancellation points). */
+ * service fields of proflink_config, which the fork child republishes (fork_sequence.c).
+ * Cancellation is disabled while it is held (publishing opens and reads files: cancellation
+ * points). */
 static pthread_mutex_t resource_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t fork_handlers_once = PTHREAD_ONCE_INIT;
 
-static void fork_prepare(void) { pthread_mutex_lock(&resource_lock); }
-static void fork_parent(void) { pthread_mutex_unlock(&resource_lock); }
-static void fork_child(void) { pthread_mutex_unlock(&resource_lock); }
-
-/* Registered on the first call, after proflink's own fork handlers (init): prepare handlers run
- * in reverse order of registration, so this lock is taken before fork and before proflink's
- * child handler republishes the storage from the fields it guards; child handlers run in order,
- * so that republication happens while the lock is still ours. No module proflink starts with
- * needs to know this one. */
-static void register_fork_handlers(void) { atfork_register(fork_prepare, fork_parent, fork_child); }
+void tracer_resource_fork_prepare(void) { pthread_mutex_lock(&resource_lock); }
+void tracer_resource_fork_parent(void) { pthread_mutex_unlock(&resource_lock); }
+void tracer_resource_fork_child(void) { pthread_mutex_unlock(&resource_lock); }
 
 static int count_member(const char *key, const char *value, void *user)
 {
@@ -62,7 +56,6 @@ PROFLINK_EXPORT int proflink_set_resource(const char *attributes)
     int members = 0;
     if (resource_attrs_each(attributes, count_member, &members) != 0)
         return -1; /* a malformed member: nothing is published, so nothing half-applied */
-    pthread_once(&fork_handlers_once, register_fork_handlers);
     int cancel_state;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
     pthread_mutex_lock(&resource_lock);

@@ -87,3 +87,17 @@ expect_record() {
     step inner
     grep -qx "step inner rc=-1 prev=$ZERO_CTX reserved_zero=1" "$OUT"
 }
+
+# Signal safety (thread_records.h): a handler's set/swap/clear that interrupts the same thread
+# inside the API. tests/helpers/api_signal_nesting.c samples the records the way the profiler
+# does (interrupting the thread, through the exported TLS pointers), also exactly where the
+# interrupted call resumes, and fails on any record marked valid that mixes two contexts.
+@test "a signal handler's context calls inside an interrupted one: no valid record mixes two contexts" {
+    run env LD_PRELOAD="$LIB" PROFLINK_OTEL_CONTEXT=1 "$HELPERS/api_signal_nesting" 2
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[1]}" = ok ]
+    # the run did interrupt and sample (a quiet machine still gets thousands of each)
+    read -r _ samples _ nested <<<"${lines[0]}"
+    [ "$samples" -gt 1000 ] && [ "$nested" -gt 100 ]
+}

@@ -1,0 +1,114 @@
+/* fork_sequence.c — the fork sequence: the only place that registers fork handlers, and the
+ * only caller of the modules' X_fork_prepare / X_fork_parent / X_fork_child.
+ *
+ * pthread_atfork runs for every fork() (the program's, libc's own daemon(), forkpty()...), in
+ * glibc and musl alike, and its child handler runs before fork() returns in the child, which
+ * the contract requires (README: fork, exec). posix_spawn and vfork run no handlers; their
+ * children exec at once and start afresh. _Fork() runs none either: its child is a raw copy.
+ *
+ * Lock order. prepare takes every proflink lock a child needs consistent, outermost first;
+ * parent releases them in reverse; child releases them in reverse too, resetting each module's
+ * state for a process of its own:
+ *   1. tracer_resource  resource_lock: held across a republication of the storage and the
+ *                       OTel context, and guards the service fields the child republishes
+ *                       (step R): released last in the child, after that republication.
+ *   2. attr_keys        register_lock: held across a republication of the OTel key map.
+ *   3. profiler_state   the callback's and the host id's locks.
+ *   4. pull_queue       fd_lock, then take_lock (that module's own order).
+ *   5. fifo             the pipe's lock.
+ *   6. deferral         the id table's lock.
+ *   R. (child only)     reader_fork_child (the parent's reader and sockets are not ours),
+ *                       stats_reset, runtime_fork_child (own socket, storage, OTel context,
+ *                       and the reader thread if the parent had one).
+ * Why this order: a lock held while publishing (1, 2) comes before the data locks (3-6) that a
+ * publication might one day take, never after. Today no proflink lock is taken while another
+ * is held (each guards a copy or one non-blocking system call and is released before anything
+ * is called out), so no order could deadlock with the program's threads; this one is what a
+ * change must keep. The reader thread is not stopped: it holds 5 or 6 for microseconds at a
+ * time, and prepare simply waits for them. Not taken, and why: the OTel context's publication
+ * flag is a try-lock its users never wait on (1 and 2 cover both of its multi-threaded users;
+ * the child clears it, otel_process_ctx_after_fork); thread records have no lock. Step R runs
+ * after 6-2 are released because the child's reader thread, started there, takes them at once.
+ *
+ * The fork-child rule (every X_fork_child follows it): the child handler may allocate, with the
+ * C library (malloc, free, and pthread_create for the reader, which allocates the thread's TLS
+ * through malloc); it may not take a lock prepare did not take (a parent thread may have held
+ * it when fork copied the memory), and may not wait. Allocating is safe because glibc and musl
+ * take their allocator's locks after the prepare handlers and make it consistent in the child
+ * before the child handlers run (glibc's fork.c says so: fork handlers may use malloc). A
+ * replacement allocator (jemalloc, tcmalloc) guards itself with fork handlers of its own,
+ * registered when it is loaded or first used: start-up allocates (the main thread's record,
+ * the storage) before fork_sequence_install, so those run before ours in the child. Not
+ * supported: a fork() from a signal handler that interrupted the allocator (POSIX.1-2024 no
+ * longer lists fork() as async-signal-safe; libc's own handlers break there too).
+ *
+ * A sandboxed process (the program installed a seccomp filter) makes no system call of its
+ * own: its child only unpublishes and turns proflink off, before step 6. The locks stay held
+ * there, which nothing notices: an inactive proflink takes none of them (every entry point
+ * checks runtime_active first). */
+#include "fork_sequence.h"
+
+#include <stdatomic.h>
+
+#include "atfork.h"
+#include "attr_keys.h"
+#include "deferral.h"
+#include "fifo.h"
+#include "profiler_state.h"
+#include "pull_queue.h"
+#include "reader.h"
+#include "runtime.h"
+#include "runtime_state.h"
+#include "stats.h"
+#include "tracer_resource.h"
+
+static void prepare(void)
+{
+    if (!runtime_active())
+        return;
+    tracer_resource_fork_prepare();
+    attr_keys_fork_prepare();
+    profiler_state_fork_prepare();
+    pull_queue_fork_prepare();
+    fifo_fork_prepare();
+    deferral_fork_prepare();
+}
+
+static void parent(void)
+{
+    if (!runtime_active())
+        return;
+    deferral_fork_parent();
+    fifo_fork_parent();
+    pull_queue_fork_parent();
+    profiler_state_fork_parent();
+    attr_keys_fork_parent();
+    tracer_resource_fork_parent();
+}
+
+void fork_sequence_child(void)
+{
+    if (!runtime_active())
+        return;
+    if (runtime_sandboxed()) {
+        runtime_fork_child_sandboxed();
+        return;
+    }
+    deferral_fork_child();
+    fifo_fork_child();
+    pull_queue_fork_child();
+    profiler_state_fork_child();
+    attr_keys_fork_child();
+    reader_fork_child();
+    stats_reset();
+    runtime_fork_child();
+    tracer_resource_fork_child();
+}
+
+void fork_sequence_install(void)
+{
+    static _Atomic int installed;
+    if (atomic_exchange(&installed, 1))
+        return;
+    atfork_register(prepare, parent, fork_sequence_child);
+}

@@ -1,0 +1,148 @@
+/* runtime.c — the process's published presence (runtime.h): its socket, the storage that names
+ * it and the OTel process context; published at start, again in a fork child, moved across a
+ * failed exec, following the effective ids, removed at exit. Order matters and is the
+ * contract's: socket first, then the storage that names it, then the pointer
+ * (process_storage.c), so a profiler attaching at any instant sees either nothing or a
+ * complete, usable block. */
+#include "runtime.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+#include "otel_process_ctx.h"
+#include "process_storage.h"
+#include "reader.h"
+#include "runtime_state.h"
+#include "socket.h"
+
+static pid_t owner_pid;     /* the process that created socket_path */
+static char socket_path[SOCKET_PATH_MAX + 1];
+static char socket_dir[SOCKET_PATH_MAX + 1];
+static struct socket_file socket_file; /* the file socket_path named when we bound it */
+/* exec: our file was removed before the exec, to be re-created if the exec fails. */
+static int removed_for_exec;
+
+const char *runtime_socket_path(void) { return socket_path; }
+
+int runtime_publish(const struct config *cfg)
+{
+    const char *dir;
+    char why[256];
+    int fd = socket_create(cfg, socket_path, &socket_file, &dir, why, sizeof why);
+    if (fd < 0) {
+        log_error("cannot create the profiler socket (%s); correlation disabled in this process",
+                  why);
+        socket_path[0] = 0;
+        return -1;
+    }
+    snprintf(socket_dir, sizeof socket_dir, "%s", dir);
+    owner_pid = getpid();
+    if (process_storage_publish(cfg, socket_path) != 0) {
+        log_error("out of memory; profiler correlation disabled for this process");
+        unlink(socket_path);
+        close(fd);
+        socket_path[0] = 0;
+        return -1;
+    }
+    if (cfg->otel_context)
+        otel_process_ctx_publish(cfg); /* optional protocol: a failure is logged there */
+    return fd;
+}
+
+void runtime_sweep_stale(void) { socket_cleanup_stale(socket_dir, socket_path); }
+
+/* Step R of the fork sequence (fork_sequence.c), whose rules it follows. The parent's socket
+ * fd was closed by reader_fork_child. */
+void runtime_fork_child(void)
+{
+    const struct config *cfg = &proflink_config;
+    const char *dir;
+    char why[256];
+    int fd = socket_create(cfg, socket_path, &socket_file, &dir, why, sizeof why);
+    if (fd < 0 || process_storage_publish(cfg, socket_path) != 0) {
+        log_error("fork child: cannot publish its own socket; correlation disabled in pid %d",
+                  (int)getpid());
+        if (fd >= 0) {
+            unlink(socket_path);
+            close(fd);
+        }
+        socket_path[0] = 0;
+        process_storage_unpublish();
+        runtime_set_active(0);
+        return;
+    }
+    owner_pid = getpid();
+    if (cfg->otel_context)
+        otel_process_ctx_after_fork(cfg);
+    reader_start(fd, socket_path);
+}
+
+/* No socket, no reader: every one of those is a system call the filter may forbid. */
+void runtime_fork_child_sandboxed(void)
+{
+    socket_path[0] = 0;
+    process_storage_unpublish();
+    runtime_set_active(0);
+}
+
+/* Only the process that created the file removes it: a fork child made without the atfork
+ * handlers (raw clone) or a vfork child shares our memory, not our socket. */
+static int own_file(void)
+{
+    return socket_path[0] && !runtime_sandboxed() && owner_pid == getpid();
+}
+
+void runtime_remove_socket(void)
+{
+    if (own_file())
+        socket_file_remove(socket_path, &socket_file);
+}
+
+/* exit(), and the _exit/_Exit hooks (hooks/exit.c). Killed processes leave the file for
+ * socket_cleanup.c. */
+__attribute__((destructor)) static void proflink_destructor(void) { runtime_remove_socket(); }
+
+void runtime_exec_prepare(void)
+{
+    removed_for_exec = own_file() && socket_file_remove(socket_path, &socket_file) == 0;
+}
+
+/* The exec failed and the program runs on: a new socket and storage naming it. The old socket
+ * cannot be given its file back (an unlinked socket cannot be linked again). */
+void runtime_exec_failed(void)
+{
+    if (!removed_for_exec)
+        return;
+    removed_for_exec = 0;
+    const char *dir;
+    char why[256];
+    char path[SOCKET_PATH_MAX + 1];
+    struct socket_file file;
+    int fd = socket_create(&proflink_config, path, &file, &dir, why, sizeof why);
+    if (fd < 0)
+        return;
+    memcpy(socket_path, path, sizeof socket_path);
+    socket_file = file;
+    if (reader_replace_socket(fd) != 0) {
+        socket_file_remove(path, &file);
+        close(fd);
+        socket_path[0] = 0;
+        log_warn("after a failed exec: profiler messages no longer reach pid %d", (int)getpid());
+        return;
+    }
+    if (process_storage_publish(&proflink_config, socket_path) != 0)
+        log_warn("after a failed exec: out of memory; the storage names the removed socket");
+}
+
+void runtime_creds_follow(uid_t euid, gid_t egid)
+{
+    if (!own_file())
+        return;
+    /* The profiler requires the socket to be writable by the target's effective ids, and at
+     * exit the process must be able to remove it (a sticky /tmp lets only the owner do so). */
+    socket_file_chown(socket_path, &socket_file, euid == (uid_t)-1 ? geteuid() : euid,
+                      egid == (gid_t)-1 ? getegid() : egid);
+}
