@@ -2,7 +2,8 @@
  * 127.0.0.1:PORT, reads one request head from it, then puts a pipe on the connection's number
  * with METHOD and reads from that number again: bytes that look like a request head carrying
  * TRACEPARENT. A pipe is not an accepted connection, so HTTP reading must neither read it as
- * one nor keep the connection's context. Prints "read-conn", then "read-pipe N" and sleeps 30 s.
+ * one nor keep the connection's context. Prints "read-conn N" (the head's bytes), then
+ * "read-pipe N" and sleeps 30 s.
  * METHOD: dup2 | dup3 | close_range | closefrom | syscall_close (the last three close the
  * number, then take it back with F_DUPFD; close_range and closefrom are glibc's). usage: target_http_fdover PORT METHOD TRACEPARENT */
 #include <fcntl.h>
@@ -30,9 +31,14 @@ int main(int argc, char **argv)
         return 4;
     int fd = accept(ls, NULL, NULL);
     char buf[1024];
-    if (fd < 0 || read(fd, buf, sizeof buf) <= 0)
-        return 3;
-    say("read-conn%.0ld\n", 0);
+    size_t have = 0; /* the whole head: a client may write it in several pieces */
+    while (have < sizeof buf - 1 && !memmem(buf, have, "\r\n\r\n", 4)) {
+        ssize_t r = read(fd, buf + have, sizeof buf - 1 - have);
+        if (r <= 0)
+            return 3;
+        have += (size_t)r;
+    }
+    say("read-conn %ld\n", (long)have);
     dprintf(p[1], "GET / HTTP/1.1\r\ntraceparent: %s\r\n\r\n", argv[3]);
     const char *m = argv[2];
     int rc;
