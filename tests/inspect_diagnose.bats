@@ -45,8 +45,8 @@ fails() {
     echo "$output"
     [ "$status" -eq 1 ]
     grep -A1 "^FAIL  $1 " <<<"$output" | grep -qF -- "      fix: $2"
-    # every FAIL line has its fix line
-    [ "$(grep -c '^FAIL' <<<"$output")" -eq "$(grep -c '^      fix: ' <<<"$output")" ]
+    # every FAIL line has its fix line right after it
+    [ "$(grep -c '^FAIL' <<<"$output")" -eq "$(grep -A1 '^FAIL' <<<"$output" | grep -c '^      fix: ')" ]
 }
 
 @test "fix: a renamed copy of the library is named, with the name the profiler wants" {
@@ -145,4 +145,24 @@ fails() {
     [ "$status" -eq 1 ]
     [ "$(grep -cE '^[0-9]+ +/usr/bin/sleep ' <<<"$output")" -ge 130 ]
     grep -q 'the profiler has 128 process slots: more processes than slots, some will not be profiled' <<<"$output"
+}
+
+@test "the socket queue length of the target's own network namespace: WARN and fix when low" {
+    # a network namespace of its own (unshare -n), with a queue length the host does not have
+    unshare -n sh -c 'sysctl -qw net.unix.max_dgram_qlen=37 && exec "$@"' sh \
+        env LD_PRELOAD="$LIB" sleep 60 &
+    PID=$!
+    PIDS+=("$PID")
+    wait_attachable "$PID"
+    run "$INSPECT" "$PID"
+    [ "$status" = 0 ]
+    grep -q "^WARN  qlen     net.unix.max_dgram_qlen is 37 in the target's network namespace" <<<"$output"
+    grep -A1 '^WARN  qlen' <<<"$output" | grep -q "fix: raise it in that namespace, e.g. nsenter -t $PID -n sysctl -w net.unix.max_dgram_qlen=1000"
+    "$INSPECT" --json "$PID" >"$BATS_TEST_TMPDIR/inspect.json" || true
+    [ "$(jget "j['dgram_qlen']")" = 37 ]
+    # raised in the namespace: an INFO line, no fix
+    nsenter -t "$PID" -n sysctl -qw net.unix.max_dgram_qlen=1000
+    run "$INSPECT" "$PID"
+    grep -q "^INFO  qlen     net.unix.max_dgram_qlen 1000 in the target's network namespace" <<<"$output"
+    refute grep -q '^WARN  qlen' <<<"$output"
 }

@@ -72,6 +72,7 @@
 #include "proflink.h"
 #include "target_attach.h"
 #include "target_http.h"
+#include "target_netns.h"
 #include "target_libc_threads.h"
 #include "target_json.h"
 #include "target_otel.h"
@@ -117,6 +118,7 @@ struct report {
     struct target_otel_ctx otel;
     const struct target_pb_value *key_map; /* threadlocal.attribute_key_map, if published */
     int http; /* PROFLINK_HTTP reading: 1 on, 0 off, -1 unknown (target_http.h) */
+    int qlen; /* net.unix.max_dgram_qlen of its network namespace, -1 unknown (target_netns.h) */
     int key_map_refreshed;                 /* re-read for an index the first read lacked */
 };
 
@@ -592,6 +594,17 @@ static void print_human(const struct report *r, int attachable)
     if (r->http >= 0)
         printf("INFO  http     traceparent of HTTP/1.x requests %s (PROFLINK_HTTP)\n",
                r->http ? "read: each request's thread shows its trace" : "not read");
+    if (r->qlen >= TARGET_QLEN_ADVISED)
+        printf("INFO  qlen     net.unix.max_dgram_qlen %d in the target's network namespace\n",
+               r->qlen);
+    else if (r->qlen >= 0)
+        printf("WARN  qlen     net.unix.max_dgram_qlen is %d in the target's network namespace: of "
+               "a profiler's burst of samples, all but the first %d are dropped (the profiler "
+               "counts them as dropped; their stack trace ids never reach the tracer)\n"
+               "      fix: raise it in that namespace, e.g. nsenter -t %d -n sysctl -w "
+               "net.unix.max_dgram_qlen=1000 (a container: its sysctls setting), before the "
+               "service starts (a socket keeps the value it was created with)\n",
+               r->qlen, r->qlen + 1, (int)r->t.pid);
     printf("%s\n", attachable ? "result: attachable (the apmint profiler would attach)"
                               : "result: NOT attachable (the apmint profiler would not attach)");
 }
@@ -824,6 +837,10 @@ static void print_json(const struct report *r, int attachable)
         target_json_bool(&j, "http_reading", r->http);
     else
         target_json_null(&j, "http_reading");
+    if (r->qlen >= 0)
+        target_json_int(&j, "dgram_qlen", r->qlen);
+    else
+        target_json_null(&j, "dgram_qlen");
     target_json_end_object(&j);
 }
 
@@ -923,6 +940,7 @@ int main(int argc, char **argv)
         check_elf(&r);
     int elf_ok = r.c[C_ELF].st == ST_PASS || r.c[C_ELF].st == ST_WARN;
     r.http = elf_ok ? target_http_reading(&r.t) : -1;
+    r.qlen = r.c[C_MAPPING].st == ST_PASS ? target_dgram_qlen(r.t.pid) : -1;
     if (elf_ok) {
         check_tls(&r);
         check_storage(&r);
