@@ -126,6 +126,13 @@ PY
     cmd cb-count
     send corr-ids "$TRACE" "$TXN" 6000
     wait_stat correlations 6000
+    # delivery follows receiving (the socket is drained first): wait until all are delivered
+    wait_stat callbacks 6000
+    for _ in $(seq 100); do
+        [ "$(( $(stat_val fifo_records) + $(stat_val fifo_drops) ))" -ge 6000 ] && break
+        sleep 0.1
+        stats
+    done
     [ "$(stat_val fifo_drops)" -gt 0 ]
     [ "$(( $(stat_val fifo_records) + $(stat_val fifo_drops) ))" -eq 6000 ]
     [ "$(stat_val callbacks)" -eq 6000 ] # the program's own delivery is not affected
