@@ -18,12 +18,14 @@ static set_tp_fn set_tp;
 static const char *tp, *txn;
 static unsigned seconds;
 static int child_sets = 1;
+static pthread_barrier_t started; /* "ready" only once the new thread has set its context */
 
 static void *thread_main(void *arg)
 {
     (void)arg;
     if (set_tp && child_sets)
         set_tp(tp, txn);
+    pthread_barrier_wait(&started);
     sleep(seconds * 2 + 1);
     return NULL;
 }
@@ -40,7 +42,9 @@ int main(int argc, char **argv)
     int rc = set_tp ? set_tp(tp, txn) : -2;
     printf("set %d\n", rc);
     pthread_t t;
-    pthread_create(&t, NULL, thread_main, NULL);
+    pthread_barrier_init(&started, NULL, 2);
+    if (pthread_create(&t, NULL, thread_main, NULL) == 0)
+        pthread_barrier_wait(&started);
     uint8_t tid[16], sid[8], xid[8], flags = 0;
     int got = get ? get(tid, sid, xid, &flags) : -2;
     printf("get %d", got);
