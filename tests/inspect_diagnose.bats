@@ -82,6 +82,16 @@ fails() {
     fails socket "the socket must exist and be writable by the target's user"
 }
 
+@test "fix: the socket file is not writable by the target's user" {
+    chmod 1777 "$SOCKDIR" # the target runs as nobody
+    bg LD_PRELOAD="$LIB" setpriv --reuid 65534 --regid 65534 --clear-groups sleep 60
+    wait_attachable "$PID"
+    [ "$(stat -c %u "$SOCKDIR"/proflink-"$PID"-*.sock)" = 65534 ]
+    chown 0:0 "$SOCKDIR"/proflink-"$PID"-*.sock # mode 0600: only root may write now
+    fails socket "the socket must exist and be writable by the target's user"
+    grep -q "^FAIL  socket .*not writable by the target's euid 65534" <<<"$output"
+}
+
 @test "fix: proflink loaded by a late dlopen (its TLS is not static)" {
     # proflink itself asks for static TLS (a late dlopen then gets it or fails), so a library
     # built like it without that flag stands in (the inspect suite's fixture); with no static TLS

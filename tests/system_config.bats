@@ -75,6 +75,9 @@ wait_decided() {
     grep -q 'inactive: ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED is false' "$BATS_TEST_TMPDIR/s.err"
     run "$INSPECT" --no-threads "$PID"
     [ "$status" -eq 1 ]
+    # the inspector finds the cause in the target's own /etc (its mount namespace)
+    grep -A1 '^FAIL  storage' <<<"$output" |
+        grep -qF 'fix: the system configuration /etc/proflink/proflink.conf disables or does not select this program'
 }
 
 @test "system config: a file writable by group or others, or not owned by root, is ignored" {
@@ -98,6 +101,8 @@ wait_decided() {
     grep -q 'inactive: .*/tail is not selected' "$BATS_TEST_TMPDIR/out.err"
     run "$INSPECT" --no-threads "$PID"
     [ "$status" -eq 1 ]
+    grep -A1 '^FAIL  storage' <<<"$output" |
+        grep -qF 'fix: the system configuration /etc/proflink/proflink.conf disables or does not select this program'
 }
 
 @test "system config: PROFLINK_EXCLUDE keeps the programs it names inactive; the environment wins" {
