@@ -8,7 +8,7 @@ set -euo pipefail
 goal=${1:-build}
 
 # package, then why it is needed
-build=(gcc "compiler" make "build" libunwind-dev "proflink-agent unwinds stacks with libunwind")
+build=(gcc "compiler" libc6-dev "C library headers (Debian's gcc does not pull them in)" make "build" libunwind-dev "proflink-agent unwinds stacks with libunwind")
 demo=("${build[@]}" python3 "the demo checks the delivered ids")
 check=("${demo[@]}"
        g++ "C++ header tests" shellcheck "lint" bats "test runner" musl-tools "musl variant" bpftrace "eBPF reader tests"
