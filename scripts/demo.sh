@@ -24,7 +24,7 @@ DELAY_MS=500   # samples-delay-ms the agent registers: above its 250 ms reportin
 SAMPLE_S=4
 SERVICE_S=6
 
-make -s test-helpers >/dev/null
+make -s -C "$ROOT" build/tests/api_demo_service >/dev/null # only what the demo runs (no C++, no sanitizers)
 for f in "$LIB" "$SERVICE" "$INSPECT" "$AGENT"; do
     [ -x "$f" ] || [ -f "$f" ] || { echo "demo: $f is missing (run make all)" >&2; exit 1; }
 done
