@@ -20,7 +20,7 @@ if [ ! -x "$dir/usr/bin/gcc" ]; then
     echo "pristine-check: debootstrap bookworm into $dir (gcc make git python3 only)"
     debootstrap --variant=minbase --include=gcc,make,git,python3,ca-certificates bookworm "$dir" "$mirror"
 fi
-cleanup() { for m in dev/pts dev sys proc; do umount "$dir/$m" 2>/dev/null || true; done; }
+cleanup() { for m in dev/pts dev sys proc; do umount -R "$dir/$m" 2>/dev/null || true; done; }
 trap cleanup EXIT
 mount -t proc proc "$dir/proc"
 mount --rbind /sys "$dir/sys" && mount --make-rslave "$dir/sys"
