@@ -411,8 +411,9 @@ static void check_threads(struct report *r, int stop)
     for (size_t i = 0; i < r->nthreads; i++) {
         const struct thread_report *tr = &r->threads[i];
         unpublished += tr->unpublished;
-        /* proflink's own reader has no record by design */
-        bare += tr->tp_ok && !tr->err[0] && !tr->has_apm && strcmp(tr->comm, "proflink-reader");
+        /* proflink's own threads (reader, intake) have no record by design */
+        bare += tr->tp_ok && !tr->err[0] && !tr->has_apm && strcmp(tr->comm, "proflink-reader") &&
+                strcmp(tr->comm, "proflink-intake");
         failed += tr->err[0] != '\0' && !tr->unpublished;
         with_apm += tr->has_apm && !tr->unpublished;
         active += tr->has_apm && !tr->unpublished && tr->apm.valid && tr->apm.trace_present;
