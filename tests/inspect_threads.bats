@@ -90,10 +90,7 @@ load inspect_helpers
         -u OTEL_SERVICE_NAME -u ELASTIC_APM_SERVICE_NAME -u OTEL_RESOURCE_ATTRIBUTES \
         LD_PRELOAD="$REAL_LIB" sleep 5 3>&- &
     INS_PID=$!
-    for _ in $(seq 100); do
-        "$INSPECT" --no-threads "$INS_PID" >/dev/null 2>&1 && break
-        sleep 0.05
-    done
+    wait_attachable "$INS_PID"
     run "$INSPECT" "$INS_PID"
     [ "$status" -eq 0 ]
     [[ "$output" == *"result: attachable"* ]]
@@ -111,21 +108,15 @@ load inspect_helpers
     TRACEPARENT=00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01 OTEL_SERVICE_NAME=tp-svc \
         LD_PRELOAD="$REAL_LIB" sleep 5 3>&- &
     INS_PID=$!
-    for _ in $(seq 100); do
-        "$INSPECT" --no-threads "$INS_PID" >/dev/null 2>&1 && break
-        sleep 0.05
-    done
+    wait_attachable "$INS_PID"
     ins_json "$INS_PID"
     [ "$INS_STATUS" -eq 0 ]
     [ "$(jget 'j["threads"][0]["apm"]["trace_present"]')" = 1 ]
     [ "$(jget 'j["threads"][0]["apm"]["trace_id"]')" = 0af7651916cd43dd8448eb211c80319c ]
     [ "$(jget 'j["threads"][0]["apm"]["transaction_id"]')" = b7ad6b7169203331 ]
     [ "$(jget 'j["otel_tls_offset"] is not None')" = true ]
-    if [ "$(jget 'j["threads"][0]["otel"] is not None')" = true ]; then
-        [ "$(jget 'j["threads"][0]["otel"]["span_id"]')" = b7ad6b7169203331 ]
-    fi
-    if [ "$(jget 'j["otel_process_context"]["found"]')" = true ]; then
-        [ "$(jget 'j["otel_process_context"]["valid"]')" = true ]
-        [ "$(jget 'j["otel_process_context"]["resource"]["service.name"]')" = tp-svc ]
-    fi
+    [ "$(jget 'j["threads"][0]["otel"]["trace_id"]')" = 0af7651916cd43dd8448eb211c80319c ]
+    [ "$(jget 'j["threads"][0]["otel"]["span_id"]')" = b7ad6b7169203331 ]
+    [ "$(jget 'j["otel_process_context"]["found"], j["otel_process_context"]["valid"]')" = "(True, True)" ]
+    [ "$(jget 'j["otel_process_context"]["resource"]["service.name"]')" = tp-svc ]
 }
