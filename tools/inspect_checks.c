@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "inspect_diagnose.h"
 #include "inspect_otel.h"
 #include "inspect_threads.h"
 #include "target_http.h"
@@ -167,4 +168,7 @@ void inspect_run(struct inspect_report *r, const struct inspect_options *o)
     r->attachable = 1;
     for (int i = C_MAPPING; i <= C_SOCKET; i++)
         r->attachable &= inspect_usable(&r->c[i]);
+    for (int i = 0; o->diagnose && i < C_COUNT; i++)
+        if (r->c[i].st == ST_FAIL)
+            inspect_fix(r->t.pid, inspect_check_name[i], r->c[i].fix, sizeof r->c[i].fix);
 }

@@ -15,8 +15,9 @@
 #include "inspect_report.h"
 
 struct inspect_options {
-    int threads; /* 0: --no-threads */
-    int stop;    /* --stop: thread pointers through ptrace */
+    int threads;  /* 0: --no-threads */
+    int stop;     /* --stop: thread pointers through ptrace */
+    int diagnose; /* find what to fix for each failed check (the text output prints it) */
 };
 
 /* Runs every check on r->t (opened with target_open) and sets r->attachable. */

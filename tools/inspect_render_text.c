@@ -4,7 +4,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "inspect_diagnose.h"
 #include "target_netns.h"
 
 static const char *const status_word[] = {"PASS", "FAIL", "WARN", "SKIP"};
@@ -93,11 +92,8 @@ void inspect_render_text(const struct inspect_report *r)
     printf("proflink-inspect: pid %d (%s)\n", (int)r->t.pid, r->comm);
     for (int i = 0; i < C_COUNT; i++) {
         printf("%s  %-8s %s\n", status_word[r->c[i].st], inspect_check_name[i], r->c[i].detail);
-        if (r->c[i].st == ST_FAIL) {
-            char fix[1024];
-            inspect_fix(r->t.pid, inspect_check_name[i], fix, sizeof fix);
-            printf("      fix: %s\n", fix);
-        }
+        if (r->c[i].fix[0])
+            printf("      fix: %s\n", r->c[i].fix);
         if (i == C_THREADS && r->threads_run)
             for (size_t k = 0; k < r->nthreads; k++)
                 print_thread(r, &r->threads[k]);

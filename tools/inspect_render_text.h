@@ -1,5 +1,5 @@
 /* inspect_render_text.h — a report as text for a terminal: one line per check
- * ("PASS  mapping …"), a "fix:" line under each failed one (inspect_diagnose.h), the threads and
+ * ("PASS  mapping …"), a "fix:" line under each diagnosed failure, the threads and
  * the process context's attributes under their checks, then the result line. */
 #ifndef PROFLINK_INSPECT_RENDER_TEXT_H
 #define PROFLINK_INSPECT_RENDER_TEXT_H

@@ -111,6 +111,7 @@ int main(int argc, char **argv)
         target_close(&r.t);
         return fatal(json, pid, err);
     }
+    run.diagnose = !json; /* only the text names what to fix */
     inspect_run(&r, &run);
     if (json)
         inspect_render_json(&r);
