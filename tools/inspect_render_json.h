@@ -15,7 +15,7 @@
  *              "access": "owner", "connect": "ok" | "<strerror>" | null} | null,
  *   "threads": [{"tid": 123, "comm": "sleep", "thread_pointer": "0x…" | null,
  *                "error": "…" (only when the thread could not be read),
- *                "own_record_possible": true (false: a raw clone thread),
+ *                "own_record_possible": true (false: created by a raw clone, no record of its own),
  *                "apm": {"address": "0x…", "minor": 1, "valid": 1, "trace_present": 1,
  *                        "trace_flags": 1, "trace_id": "<32 hex>", "span_id": "<16 hex>",
  *                        "transaction_id": "<16 hex>"} | null,
