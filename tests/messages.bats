@@ -186,6 +186,11 @@ PY
     done
     # and a signal sent to the process never lands on them: the program's handler runs elsewhere
     [ "$(find /proc/"$TARGET_PID"/task -mindepth 1 -maxdepth 1 | wc -l)" -eq 3 ]
+    # the inspector knows them: their lack of a record is by design, not a WARN
+    run "$INSPECT" "$TARGET_PID"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    grep -q '^PASS  threads' <<<"$output"
 }
 
 @test "no consumer, no thread: the reader starts with the first message-side API call" {
