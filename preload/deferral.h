@@ -52,6 +52,8 @@ int64_t deferral_run(uint64_t now_ns, unsigned max);
 int deferral_flush(void);
 
 void deferral_fork_prepare(void);
+/* A copy made without fork handlers (fork_sequence_orphan_child): the locks, new again. */
+void deferral_fork_orphan(void);
 void deferral_fork_parent(void);
 /* Child: drops the parent's held transactions (the parent delivers them) and gathered ids. */
 void deferral_fork_child(void);

@@ -25,6 +25,8 @@ int fifo_enabled(void);
 void fifo_write(const char *buf, size_t len, unsigned n, int signals_blocked);
 
 void fifo_fork_prepare(void);
+/* A copy made without fork handlers (fork_sequence_orphan_child): the locks, new again. */
+void fifo_fork_orphan(void);
 void fifo_fork_parent(void);
 void fifo_fork_child(void);
 

@@ -1,0 +1,69 @@
+/* target_rawchild [thread|api] — a child made by a raw clone(SIGCHLD) system call, the way a
+ * runtime that bypasses libc's fork() makes one: no fork handlers run in it, so it starts with a
+ * copy of its parent's published state (the storage names the parent's socket).
+ *
+ * Prints "parent PID" and "child PID". The child waits for SIGUSR1, then makes its first use of
+ * the library: a pthread_create (thread, the default) or the API call proflink_samples_delay_ms
+ * (api, looked up at run time: the program is not linked with proflink), prints "used", waits for
+ * SIGUSR1 again and exits 0 through exit(). The parent waits for SIGUSR1, then for the child,
+ * and exits with 0 when the child exited 0. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "usr1.h"
+
+static void *thread_main(void *arg) { return arg; }
+
+static int first_use(const char *how)
+{
+    if (!strcmp(how, "api")) {
+        uint32_t (*delay)(void) = (uint32_t (*)(void))dlsym(RTLD_DEFAULT, "proflink_samples_delay_ms");
+        if (!delay)
+            return -1;
+        delay();
+        return 0;
+    }
+    pthread_t t;
+    if (pthread_create(&t, NULL, thread_main, NULL) != 0)
+        return -1;
+    return pthread_join(t, NULL) == 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *how = argc > 1 ? argv[1] : "thread";
+    usr1_block();
+    printf("parent %d\n", (int)getpid());
+    fflush(stdout);
+    /* The raw system call, not libc's clone() or fork(): the child shares nothing (no CLONE_VM)
+     * and gets a copy of the stack, like a fork child; only the atfork handlers do not run.
+     * Arguments past the flags are all 0, so their order (which differs by architecture) does
+     * not matter. */
+    long pid = syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
+    if (pid < 0)
+        return 1;
+    if (pid == 0) {
+        printf("child %d\n", (int)getpid());
+        fflush(stdout);
+        usr1_wait();
+        if (first_use(how) != 0)
+            exit(3);
+        printf("used\n");
+        fflush(stdout);
+        usr1_wait();
+        exit(0);
+    }
+    usr1_wait();
+    int status;
+    if (waitpid((pid_t)pid, &status, 0) != (pid_t)pid)
+        return 1;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 2;
+}
