@@ -1,4 +1,4 @@
-/* target_rawchild [thread|api] — a child made by a raw clone(SIGCHLD) system call, the way a
+/* target_rawchild [thread|api|vm] — a child made by a raw clone(SIGCHLD) system call, the way a
  * runtime that bypasses libc's fork() makes one: no fork handlers run in it, so it starts with a
  * copy of its parent's published state (the storage names the parent's socket).
  *
@@ -6,9 +6,14 @@
  * the library: a pthread_create (thread, the default) or the API call proflink_samples_delay_ms
  * (api, looked up at run time: the program is not linked with proflink), prints "used", waits for
  * SIGUSR1 again and exits 0 through exit(). The parent waits for SIGUSR1, then for the child,
- * and exits with 0 when the child exited 0. */
+ * and exits with 0 when the child exited 0.
+ *
+ * vm: instead, a child in the parent's memory (clone(CLONE_VM | CLONE_VFORK), what vfork and
+ * posix_spawn make) calls proflink_samples_delay_ms and _exit(0); the parent prints "vm done"
+ * once it is gone, then "parent PID" and waits for SIGUSR1. */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,12 +25,21 @@
 
 #include "usr1.h"
 
+#define VM_CHILD_STACK_SIZE (64 * 1024)
+
+typedef uint32_t (*delay_fn)(void);
+
 static void *thread_main(void *arg) { return arg; }
+
+static delay_fn api_call(void)
+{
+    return (delay_fn)dlsym(RTLD_DEFAULT, "proflink_samples_delay_ms");
+}
 
 static int first_use(const char *how)
 {
     if (!strcmp(how, "api")) {
-        uint32_t (*delay)(void) = (uint32_t (*)(void))dlsym(RTLD_DEFAULT, "proflink_samples_delay_ms");
+        delay_fn delay = api_call();
         if (!delay)
             return -1;
         delay();
@@ -37,10 +51,37 @@ static int first_use(const char *how)
     return pthread_join(t, NULL) == 0 ? 0 : -1;
 }
 
+static char vm_stack[VM_CHILD_STACK_SIZE] __attribute__((aligned(16)));
+
+/* In the parent's memory, with the parent suspended until it exits (CLONE_VFORK). */
+static int vm_child(void *arg)
+{
+    ((delay_fn)arg)();
+    _exit(0);
+}
+
+static int vm_mode(void)
+{
+    delay_fn delay = api_call(); /* looked up here: the child only calls */
+    if (!delay)
+        return 1;
+    int pid = clone(vm_child, vm_stack + sizeof vm_stack, CLONE_VM | CLONE_VFORK | SIGCHLD,
+                    (void *)delay);
+    int status;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+        return 1;
+    printf("vm done\nparent %d\n", (int)getpid());
+    fflush(stdout);
+    usr1_wait();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *how = argc > 1 ? argv[1] : "thread";
     usr1_block();
+    if (!strcmp(how, "vm"))
+        return vm_mode();
     printf("parent %d\n", (int)getpid());
     fflush(stdout);
     /* The raw system call, not libc's clone() or fork(): the child shares nothing (no CLONE_VM)
