@@ -150,3 +150,15 @@ PY
     kill -USR1 "$PARENT"
     wait "$PARENT"
 }
+
+@test "raw clone children copied while a parent thread holds proflink's resource lock are set up all the same" {
+    # musl's malloc has one lock for the process, which these copies take held as often as not
+    # (the parent's thread allocates while it republishes): such a child hangs in its first
+    # malloc, proflink's or its own. glibc's main thread allocates from an arena of its own.
+    if [ "$LIBC" = musl ]; then skip "musl: a raw clone of a multi-threaded program may copy malloc's lock held"; fi
+    LD_PRELOAD=$LIB "$HELPERS/target_rawchild" busy >"$WORK/out" 2>"$WORK/err" &
+    PIDS+=("$!")
+    wait "$!"
+    cat "$WORK/out"
+    grep -qx 'busy: 8 of 8 children set up' "$WORK/out"
+}

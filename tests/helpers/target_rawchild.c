@@ -1,4 +1,4 @@
-/* target_rawchild [thread|api|vm] — a child made by a raw clone(SIGCHLD) system call, the way a
+/* target_rawchild [thread|api|vm|busy] — a child made by a raw clone(SIGCHLD) system call, the way a
  * runtime that bypasses libc's fork() makes one: no fork handlers run in it, so it starts with a
  * copy of its parent's published state (the storage names the parent's socket).
  *
@@ -10,9 +10,16 @@
  *
  * vm: instead, a child in the parent's memory (clone(CLONE_VM | CLONE_VFORK), what vfork and
  * posix_spawn make) calls proflink_samples_delay_ms and _exit(0); the parent prints "vm done"
- * once it is gone, then "parent PID" and waits for SIGUSR1. */
+ * once it is gone, then "parent PID" and waits for SIGUSR1.
+ *
+ * busy: while a thread calls proflink_set_resource in a loop (so that proflink's resource lock
+ * is held most of the time, by a thread no copy will have), BUSY_CHILDREN raw clone children in
+ * turn make their first use (pthread_create) and _exit: 0 when the copy's storage then names a
+ * socket file of its own. The parent prints "busy: N of M children set up" (a child that did
+ * not exit within BUSY_CHILD_WAIT_MS counts as not set up, and is killed) and exits 0. */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -26,6 +33,8 @@
 #include "usr1.h"
 
 #define VM_CHILD_STACK_SIZE (64 * 1024)
+#define BUSY_CHILDREN 8
+#define BUSY_CHILD_WAIT_MS 10000 /* a loaded 2-CPU machine sets a child up in milliseconds */
 
 typedef uint32_t (*delay_fn)(void);
 
@@ -49,6 +58,83 @@ static int first_use(const char *how)
     if (pthread_create(&t, NULL, thread_main, NULL) != 0)
         return -1;
     return pthread_join(t, NULL) == 0 ? 0 : -1;
+}
+
+/* ---- busy ---- */
+static _Atomic int busy_stop;
+
+static void *resource_loop(void *arg)
+{
+    int (*set)(const char *) = (int (*)(const char *))arg;
+    char attrs[64];
+    for (unsigned i = 0; !busy_stop; i++) {
+        snprintf(attrs, sizeof attrs, "service.version=%u", i);
+        set(attrs);
+    }
+    return NULL;
+}
+
+/* The socket path in the process storage (u16 minor, then three u32-length strings). */
+static int storage_names_own_socket(void)
+{
+    void **ptr = (void **)dlsym(RTLD_DEFAULT, "elastic_apm_profiling_correlation_process_storage_v1");
+    const uint8_t *p = ptr ? *ptr : NULL;
+    if (!p)
+        return 0;
+    p += 2;
+    uint32_t n = 0;
+    for (int i = 0; i < 3; i++) {
+        memcpy(&n, p, 4);
+        p += 4;
+        if (i < 2)
+            p += n;
+    }
+    char path[256], want[32];
+    if (n >= sizeof path)
+        return 0;
+    memcpy(path, p, n);
+    path[n] = 0;
+    snprintf(want, sizeof want, "/proflink-%d-", (int)getpid());
+    return strstr(path, want) && access(path, F_OK) == 0;
+}
+
+/* 1 when pid exited 0 within BUSY_CHILD_WAIT_MS; otherwise it is killed. */
+static int reaped_ok(pid_t pid)
+{
+    int status;
+    for (int ms = 0; ms < BUSY_CHILD_WAIT_MS; ms += 10) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid)
+            return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        if (r < 0)
+            return 0;
+        usleep(10000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return 0;
+}
+
+static int busy_mode(void)
+{
+    void *set = dlsym(RTLD_DEFAULT, "proflink_set_resource");
+    pthread_t loop;
+    if (!set || pthread_create(&loop, NULL, resource_loop, set) != 0)
+        return 1;
+    int ok = 0;
+    for (int i = 0; i < BUSY_CHILDREN; i++) {
+        usleep(1000); /* the loop runs between two copies */
+        long pid = syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
+        if (pid < 0)
+            break;
+        if (pid == 0)
+            _exit(first_use("thread") == 0 && storage_names_own_socket() ? 0 : 4);
+        ok += reaped_ok((pid_t)pid);
+    }
+    busy_stop = 1;
+    pthread_join(loop, NULL);
+    printf("busy: %d of %d children set up\n", ok, BUSY_CHILDREN);
+    return 0;
 }
 
 static char vm_stack[VM_CHILD_STACK_SIZE] __attribute__((aligned(16)));
@@ -82,6 +168,8 @@ int main(int argc, char **argv)
     usr1_block();
     if (!strcmp(how, "vm"))
         return vm_mode();
+    if (!strcmp(how, "busy"))
+        return busy_mode();
     printf("parent %d\n", (int)getpid());
     fflush(stdout);
     /* The raw system call, not libc's clone() or fork(): the child shares nothing (no CLONE_VM)
