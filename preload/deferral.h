@@ -30,7 +30,7 @@
  * queue stops being empty (any thread, must not block). 0 ok, -1 out of memory (transactions
  * are then delivered at once). */
 int deferral_init(uint32_t capacity, void (*wake_reader)(void));
-/* Transactions are held from now on (the reader runs) / no longer (its wake-up fd is gone);
+/* Transactions are held from now on (the reader runs) / no longer (its intake ended);
  * what is already held is still delivered on time. */
 void deferral_enable(void);
 void deferral_disable(void);

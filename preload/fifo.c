@@ -198,6 +198,23 @@ void fifo_write(const char *buf, size_t len, unsigned n, int signals_blocked)
     errno = saved_errno;
 }
 
+void fifo_batch_flush(struct fifo_batch *b)
+{
+    if (b->n)
+        fifo_write(b->buf, b->len, b->n, 1);
+    b->len = 0;
+    b->n = 0;
+}
+
+void fifo_batch_add(struct fifo_batch *b, const char *record, size_t len)
+{
+    if (b->len + len > sizeof b->buf)
+        fifo_batch_flush(b);
+    memcpy(b->buf + b->len, record, len);
+    b->len += len;
+    b->n++;
+}
+
 void fifo_fork_prepare(void) { pthread_mutex_lock(&lock); }
 void fifo_fork_parent(void) { pthread_mutex_unlock(&lock); }
 /* The child shares the pipe (its records carry its own pid). */

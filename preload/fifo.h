@@ -15,6 +15,8 @@
 
 #include <stddef.h>
 
+#include "records.h"
+
 /* Once per process image, before the reader starts. path "" = off. */
 void fifo_init(const char *path);
 int fifo_enabled(void);
@@ -23,6 +25,19 @@ int fifo_enabled(void);
  * than one non-blocking write. signals_blocked: the caller already blocks every signal (the
  * reader thread), so the SIGPIPE mask dance is not needed. */
 void fifo_write(const char *buf, size_t len, unsigned n, int signals_blocked);
+
+/* Several records sharing one write() when they fit in RECORD_MAX together: the reader's
+ * chunks of messages (a burst of 1000 correlations is about 60 writes, not 1000 wake-ups of
+ * the consumer). One thread per batch. */
+struct fifo_batch {
+    char buf[RECORD_MAX];
+    size_t len;
+    unsigned n;
+};
+/* Adds one record of len bytes, writing out what the batch holds first if it would not fit. */
+void fifo_batch_add(struct fifo_batch *b, const char *record, size_t len);
+/* Writes out what the batch holds; its caller blocks every signal (the reader thread). */
+void fifo_batch_flush(struct fifo_batch *b);
 
 void fifo_fork_prepare(void);
 /* A copy made without fork handlers (fork_sequence_orphan_child): the locks, new again. */

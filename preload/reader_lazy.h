@@ -1,9 +1,9 @@
-/* reader_lazy.h — when the reader thread starts.
+/* reader_lazy.h — when the reader and intake threads start.
  *
  * A process that consumes no profiler message must stay as single-threaded as it was: the
  * kernel refuses unshare(CLONE_NEWUSER) and setns() into a mount namespace to a process with
  * two threads, which breaks sandboxes and container tools run under a system-wide preload. So
- * reader_start (reader.h) prepares everything (socket, wake-up socket) but creates the thread
+ * reader_start (reader.h) prepares everything (the socket) but creates the threads
  * only when something will consume what it receives:
  *   - at once, when PROFLINK_FIFO is set (a consumer is waiting), or in a fork child whose
  *     parent had it;
@@ -14,7 +14,7 @@
 #ifndef PROFLINK_READER_LAZY_H
 #define PROFLINK_READER_LAZY_H
 
-/* Starts the reader thread if it is not running yet. Any thread; never waits for another
+/* Starts the reader and intake threads if they are not running yet. Any thread; never waits for another
  * caller that is starting it. 0 running (or being started), -1 cannot run. */
 int reader_ensure_running(void);
 

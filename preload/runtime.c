@@ -77,7 +77,7 @@ void runtime_fork_child(void)
     owner_pid = getpid();
     if (cfg->otel_context)
         otel_process_ctx_after_fork(cfg);
-    reader_start(fd, socket_path);
+    reader_start(fd);
 }
 
 /* No socket, no reader: every one of those is a system call the filter may forbid. */

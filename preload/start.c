@@ -66,7 +66,7 @@ static int start_once(void)
     if (cfg->http)
         log_warn("PROFLINK_HTTP needs the preloaded library; ignored in a static program");
 #endif
-    reader_start(fd, runtime_socket_path());
+    reader_start(fd);
     runtime_sweep_stale();
     log_info("active: service %s, socket %s", cfg->service_name, runtime_socket_path());
     return 0;

@@ -58,7 +58,11 @@ teardown() {
     cmd fdreuse "$TRACE" "$TXN"
     wait_lines '^fdreuse ' 1 80
     grep -qx 'fdreuse reused=1 got=10 of 10' "$OUT"
-    # the reader saw the socket go and says so; the program keeps running
+    # the intake, asleep in a receive on the file the number had (the kernel keeps it for that
+    # call), sees the socket go at the next datagram sent to its path, and says so; the program
+    # keeps running
+    send corr "$TRACE" "$TXN" "$ID_A" 1
+    for _ in $(seq 50); do grep -q 'profiler socket: Bad file descriptor' "$ERR" && break; sleep 0.1; done
     grep -q 'profiler socket: Bad file descriptor' "$ERR"
     cmd stats
     wait_lines '^stats ' 1

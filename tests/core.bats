@@ -100,12 +100,12 @@ teardown() { stop_target; rm -rf "$SOCKDIR"; }
     TRACEPARENT=$TP start_target "$HELPERS/target_threads" 3 10
     wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
     inspect_json "$TARGET_PID"
-    # every thread of the program; proflink's own reader thread has no record, by design
-    n=$(jget 'len([t for t in j["threads"] if t["comm"] != "proflink-reader"])')
+    # every thread of the program; proflink's own threads have no record, by design
+    n=$(jget 'len([t for t in j["threads"] if t["comm"] not in ("proflink-reader", "proflink-intake")])')
     [ "$n" = 4 ]
-    # (with no consumer of profiler messages there is no reader thread at all; if there is
-    # one, it never carries a record)
-    [ "$(jget 'sum(1 for t in j["threads"] if t["comm"] == "proflink-reader" and t["apm"])')" = 0 ]
+    # (with no consumer of profiler messages proflink has no thread at all; if it has, they
+    # never carry a record)
+    [ "$(jget 'sum(1 for t in j["threads"] if t["comm"] in ("proflink-reader", "proflink-intake") and t["apm"])')" = 0 ]
     [ "$(jget "sum(1 for t in j['threads'] if t['apm'] and t['apm']['trace_present'] == 1 and t['apm']['trace_id'] == '$TP_TRACE' and t['apm']['span_id'] == '$TP_SPAN' and t['apm']['transaction_id'] == '$TP_SPAN' and t['apm']['trace_flags'] == 1)")" = "$n" ]
     records_agree
 }

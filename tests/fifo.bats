@@ -180,8 +180,11 @@ PY
     drops=$(stat_val fifo_drops)
     send corr "$TRACE" "$TXN" "$ID_A" 43
     wait_stat fifo_drops $((drops + 1))
-    tid=$(reader_tid "$TARGET_PID")
-    grep -qx 'SigPnd:[[:space:]]*0000000000000000' /proc/"$TARGET_PID"/task/"$tid"/status
+    rtid=$(reader_tid "$TARGET_PID")
+    itid=$(reader_tid "$TARGET_PID" proflink-intake)
+    for tid in "$rtid" "$itid"; do
+        grep -qx 'SigPnd:[[:space:]]*0000000000000000' /proc/"$TARGET_PID"/task/"$tid"/status
+    done
     grep -qx 'ShdPnd:[[:space:]]*0000000000000000' /proc/"$TARGET_PID"/status
     stop_msg_target
     [ "$TARGET_STATUS" -eq 0 ] # not 141: SIGPIPE never reached the program

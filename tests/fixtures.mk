@@ -23,7 +23,7 @@ endif
 # a static program needs Debian's libc.a (libc6-dev): without it the tests that want one skip
 HAVE_LIBC_A := $(shell gcc -print-file-name=libc.a | grep -q / && echo yes)
 ifeq ($(HAVE_LIBC_A),yes)
-FIXTURES += $(FIX)/hello_static $(FIX)/showenv_static
+FIXTURES += $(FIX)/hello_static $(FIX)/showenv_static $(FIX)/sleeper_static
 endif
 
 .PHONY: test-fixtures
@@ -81,6 +81,9 @@ $(FIX)/hello_musl: tests/fixtures/hello.c
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) -std=c11 -O1 -o $@ $<
 $(FIX)/hello_static: tests/fixtures/hello.c
+	@mkdir -p $(dir $@)
+	$(FIX_CC) -static -o $@ $<
+$(FIX)/sleeper_static: tests/fixtures/sleeper.c
 	@mkdir -p $(dir $@)
 	$(FIX_CC) -static -o $@ $<
 # malloc that fails inside proflink (a shim preloaded before the library)

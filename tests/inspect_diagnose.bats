@@ -6,11 +6,6 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-setup_file() {
-    printf '#include <unistd.h>\nint main(void) { sleep(60); return 0; }\n' >"$BATS_FILE_TMPDIR/s.c"
-    gcc -static -o "$BATS_FILE_TMPDIR/static_sleeper" "$BATS_FILE_TMPDIR/s.c"
-}
-
 setup() {
     setup_sockdir
     PIDS=()
@@ -56,7 +51,9 @@ fails() {
 }
 
 @test "fix: a statically linked program" {
-    bg LD_PRELOAD="$LIB" "$BATS_FILE_TMPDIR/static_sleeper"
+    local sleeper=$ROOT/build/tests/fixtures/sleeper_static # built by make where libc.a is
+    [ -x "$sleeper" ] || skip "no static sleeper (needs Debian's libc.a, libc6-dev)"
+    bg LD_PRELOAD="$LIB" "$sleeper"
     fails mapping "the program is statically linked, so LD_PRELOAD cannot load proflink"
 }
 

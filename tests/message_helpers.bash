@@ -108,11 +108,11 @@ wait_stat() {
     return 1
 }
 
-# The reader thread's id, found by name.
+# The id of proflink's thread named $2 (proflink-reader by default), found by name.
 reader_tid() {
     local t
     for t in /proc/"$1"/task/*; do
-        [ "$(cat "$t/comm" 2>/dev/null)" = proflink-reader ] && { basename "$t"; return 0; }
+        [ "$(cat "$t/comm" 2>/dev/null)" = "${2:-proflink-reader}" ] && { basename "$t"; return 0; }
     done
     return 1
 }

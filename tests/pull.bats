@@ -182,7 +182,7 @@ burst() {
     RECEIVED=$(($(stat_val messages_received) - base))
 }
 
-@test "the reader never waits for a slow consumer: 400 datagrams at 1/ms all received with pull, not with a blocking callback" {
+@test "receiving never waits for a slow consumer: 400 datagrams at 1/ms all received with pull and with a callback blocked 1 s" {
     # pull: held transactions are released into the queue during the burst (delay 200 ms),
     # and the consumer (the main thread) takes nothing for 1 s
     start_msg_target ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=true
@@ -198,14 +198,46 @@ burst() {
     ask takeall '^took '
     grep -qE '^took records=200 ' "$OUT"
     stop_msg_target
-    # a callback that waits 1 s for its busy runtime on the burst's first message: the reader
-    # waits with it, and the socket drops what it cannot queue meanwhile
+    # a callback that waits 1 s for its busy runtime on the burst's first message: the intake
+    # thread goes on receiving meanwhile, and every message reaches the callback afterwards
     start_msg_target ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=true
     cmd "cbsleep 1000"
     wait_lines '^ok cbsleep' 1
     burst
-    sleep 1
+    echo "blocking callback: received $RECEIVED of 400 ($(cat "$BATS_TEST_TMPDIR/sent"))"
+    [ "$RECEIVED" -eq 400 ]
+    for _ in $(seq 100); do
+        ask count '^count '
+        [ "$(grep -E '^count ' "$OUT" | tail -1)" = "count 400" ] && break
+        sleep 0.1
+    done
+    [ "$(grep -E '^count ' "$OUT" | tail -1)" = "count 400" ]
+}
+
+@test "a callback blocked longer: 1024 messages wait for it (PENDING_MAX), the kernel drops the rest, none is lost after" {
+    start_msg_target ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=true
+    cmd "cbsleep 5000"
+    wait_lines '^ok cbsleep' 1
+    "$SENDER" --drop --every-us 1000 "$TARGET_PID" "$SOCK" corr "$TRACE" "$TXN" "$ID_A" 1 1500 \
+        >"$BATS_TEST_TMPDIR/sent"
     stats
-    echo "blocking callback: received $(stat_val messages_received) of 400 ($(cat "$BATS_TEST_TMPDIR/sent"))"
-    [ "$(stat_val messages_received)" -lt 200 ]
+    local received queue dropped
+    received=$(stat_val messages_received)
+    queue=$(($(cat /proc/sys/net/unix/max_dgram_qlen) + 1))
+    dropped=$(sed -n 's/^sent [0-9]* dropped \([0-9]*\)$/\1/p' "$BATS_TEST_TMPDIR/sent")
+    echo "received $received of 1500 while the callback was blocked ($(cat "$BATS_TEST_TMPDIR/sent"))"
+    # the ring holds 1024 (the message in the callback among them), then the socket queues
+    # what it can and the sender drops the rest
+    [ "$received" -eq 1024 ]
+    [ "$dropped" -ge $((1500 - 1024 - queue)) ] && [ "$dropped" -le $((1500 - 1024)) ]
+    # after the callback returns, the queued ones are received too, and every message received
+    # reaches it
+    wait_stat messages_received $((1500 - dropped))
+    for _ in $(seq 150); do
+        ask count '^count '
+        [ "$(grep -E '^count ' "$OUT" | tail -1)" = "count $(stat_val messages_received)" ] && break
+        sleep 0.1
+        stats
+    done
+    [ "$(grep -E '^count ' "$OUT" | tail -1)" = "count $(stat_val messages_received)" ]
 }

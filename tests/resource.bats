@@ -19,12 +19,21 @@ ask() {
     wait_lines "$2" $((before + 1))
 }
 
-# otel KEY — a resource attribute of the last `otel_read`; otel_ts — its timestamp.
-otel_read() { "$PY" "$READER" "$TARGET_PID" >"$BATS_TEST_TMPDIR/otel.json"; }
-otel() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]].get(sys.argv[3], "-"))' "$BATS_TEST_TMPDIR/otel.json" resource "$1"; }
-# otel_all KEY… — the values of several resource attributes, "|"-separated (one Python run)
-otel_all() { "$PY" -c 'import json,sys; r=json.load(open(sys.argv[1]))["resource"]; print("|".join(r.get(k, "-") for k in sys.argv[2:]))' "$BATS_TEST_TMPDIR/otel.json" "$@"; }
-otel_top() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$BATS_TEST_TMPDIR/otel.json" "$1"; }
+# otel_read — the independent reader's view of the process context, read by oget EXPR (json_get
+# with the context bound to `c`); otel KEY — a resource attribute ("-" when absent); otel_all
+# KEY… — several, "|"-separated; otel_top FIELD — a top-level field (address, published_at_ns).
+otel_read() {
+    "$PY" "$READER" "$TARGET_PID" >"$BATS_TEST_TMPDIR/otel.json"
+    json_eval_start
+}
+oget() { json_get "$BATS_TEST_TMPDIR/otel.json" c "$1"; }
+otel() { oget "c['resource'].get('$1', '-')"; }
+otel_all() {
+    local k keys=
+    for k; do keys+="'$k', "; done
+    oget "'|'.join(c['resource'].get(k, '-') for k in [$keys])"
+}
+otel_top() { oget "c['$1']"; }
 
 storage() { inspect_json "$TARGET_PID"; jget "j['storage']['$1']"; }
 
@@ -63,7 +72,7 @@ PY
     [ "$(otel_top address)" = "$addr0" ]
     [ "$(otel_top published_at_ns)" -gt "$ts0" ]
     [ "$own_id" != 'abc,123' ]
-    [ "$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["duplicate_keys"]))' "$BATS_TEST_TMPDIR/otel.json")" = 0 ]
+    [ "$(oget 'len(c["duplicate_keys"])')" = 0 ]
 }
 
 @test "OTEL_RESOURCE_ATTRIBUTES may set service.instance.id; without it a random one is used" {

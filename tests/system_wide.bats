@@ -184,7 +184,7 @@ inert() {
     grep -q elastic-jvmti-linux "/proc/$1/maps"
     refute compgen -G "$SOCKDIR/proflink-$1-*"
     refute grep -q OTEL_CTX "/proc/$1/maps"
-    [ "$(find "/proc/$1/task" -mindepth 1 -maxdepth 1 | wc -l)" -eq 1 ] # no reader thread
+    [ "$(find "/proc/$1/task" -mindepth 1 -maxdepth 1 | wc -l)" -eq 1 ] # no thread of proflink's
     run "$INSPECT" --json "$1"
     [ "$status" -eq 1 ]
     echo "$output" >"$BATS_TEST_TMPDIR/inspect.json"
@@ -227,7 +227,7 @@ inert() {
     grep -q elastic-jvmti-linux-proflink "/proc/$pid/maps" # loaded through /etc/ld.so.preload
     refute ls /tmp/proflink-"$pid"-*.sock 2>/dev/null            # but created nothing
     refute grep -q OTEL_CTX "/proc/$pid/maps"
-    refute grep -qx proflink-reader /proc/"$pid"/task/*/comm
+    refute grep -qxE 'proflink-(reader|intake)' /proc/"$pid"/task/*/comm
     wait "$KILL_PIDS"
     grep -q 'done' "$d/out"
     rm -rf "$d"

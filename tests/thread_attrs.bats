@@ -22,11 +22,10 @@ read_records() {
     local extra=()
     [ -n "${2:-}" ] && extra=(--key-map "$2")
     python3 "$READER" "$1" --records "$(record_addrs)" "${extra[@]}" >"$BATS_TEST_TMPDIR/reader.json"
+    json_eval_start
 }
-rget() {
-    python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); v=eval(sys.argv[2]); print(json.dumps(v, ensure_ascii=False) if isinstance(v,(dict,list,bool)) or v is None else v)' \
-        "$BATS_TEST_TMPDIR/reader.json" "$1"
-}
+# rget EXPR — json_get over the last read_records output, bound to `j`.
+rget() { json_get "$BATS_TEST_TMPDIR/reader.json" j "$1"; }
 
 @test "records of API-created and lazily created threads are 2-byte aligned and carry their attributes" {
     start_target "$HELPERS/api_attrs" threads 4
@@ -94,7 +93,7 @@ PY
     start_target "$HELPERS/api_attrs" grow 2
     wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
     python3 "$READER" "$TARGET_PID" >"$BATS_TEST_TMPDIR/old.json"
-    old_map=$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["attributes"]["threadlocal.attribute_key_map"]))' "$BATS_TEST_TMPDIR/old.json")
+    old_map=$(json_get "$BATS_TEST_TMPDIR/old.json" j 'j["attributes"]["threadlocal.attribute_key_map"]')
     [ "$old_map" = '["local_root_span_id", "a", "w"]' ]
     kill -USR1 "$TARGET_PID"
     wait_for_line "$BATS_TEST_TMPDIR/target.out" '^added 0$'

@@ -142,10 +142,10 @@ EOF
     [ "$(jget 'j["library"]["path"]')" = "$LIB" ]
     [ "$(jget 'j["storage"]["service_name"]')" = unknown_service:target_threads ]
     [[ "$(jget 'j["storage"]["socket_path"]')" == "$SOCKDIR"/proflink-"$TARGET_PID"-*.sock ]]
-    # main + 4 workers; proflink's own reader thread is the only one without a record
-    [ "$(jget 'sum(1 for t in j["threads"] if t["comm"] != "proflink-reader")')" = 5 ]
-    [ "$(jget 'sum(1 for t in j["threads"] if t["comm"] != "proflink-reader" and t["apm"] and t["apm"]["valid"] == 1 and t["apm"]["minor"] == 1)')" = 5 ]
-    [ "$(jget 'all(t["apm"] is None for t in j["threads"] if t["comm"] == "proflink-reader")')" = true ]
+    # main + 4 workers; proflink's own threads are the only ones without a record
+    [ "$(jget 'sum(1 for t in j["threads"] if t["comm"] not in ("proflink-reader", "proflink-intake"))')" = 5 ]
+    [ "$(jget 'sum(1 for t in j["threads"] if t["comm"] not in ("proflink-reader", "proflink-intake") and t["apm"] and t["apm"]["valid"] == 1 and t["apm"]["minor"] == 1)')" = 5 ]
+    [ "$(jget 'all(t["apm"] is None for t in j["threads"] if t["comm"] in ("proflink-reader", "proflink-intake"))')" = true ]
     [ "$(jget 'j["otel_process_context"]["found"]')" = true ]
 }
 
@@ -175,7 +175,7 @@ EOF
     [[ "$csock" == "$SOCKDIR"/proflink-"$child"-*.sock ]]
     [ -S "$csock" ]
     # the child's main thread and the thread it started both have records
-    [ "$(jget 'sum(1 for t in j["threads"] if t["comm"] != "proflink-reader" and t["apm"] and t["apm"]["valid"] == 1)')" = 2 ]
+    [ "$(jget 'sum(1 for t in j["threads"] if t["comm"] not in ("proflink-reader", "proflink-intake") and t["apm"] and t["apm"]["valid"] == 1)')" = 2 ]
     inspect_json "$TARGET_PID" --no-threads
     psock=$(jget 'j["storage"]["socket_path"]')
     [[ "$psock" == "$SOCKDIR"/proflink-"$TARGET_PID"-*.sock ]]

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "target_attach.h"
+#include "inspect_checks.h"
 
 /* 1 if /proc/PID/maps names a proflink library (by the profiler's file-name rule) */
 static int maps_proflink(pid_t pid)
@@ -25,6 +25,15 @@ static int maps_proflink(pid_t pid)
     return found;
 }
 
+/* The first failed check's reason, or NULL when the profiler would attach. */
+static const char *first_failure(const struct inspect_report *r)
+{
+    for (int i = C_MAPPING; i <= C_SOCKET; i++)
+        if (r->c[i].st == ST_FAIL)
+            return r->c[i].detail;
+    return NULL;
+}
+
 int inspect_all(void)
 {
     DIR *d = opendir("/proc");
@@ -32,7 +41,8 @@ int inspect_all(void)
         perror("proflink-inspect: /proc");
         return 2;
     }
-    static struct target t; /* large: keep it off the stack */
+    static struct inspect_report r; /* large: keep it off the stack */
+    static const struct inspect_options no_threads = {.threads = 0};
     int n = 0, failing = 0;
     struct dirent *e;
     printf("%-8s %-40s %-24s %s\n", "PID", "EXECUTABLE", "SERVICE", "STATE");
@@ -45,18 +55,21 @@ int inspect_all(void)
         snprintf(path, sizeof path, "/proc/%ld/exe", pid);
         ssize_t k = readlink(path, exe, sizeof exe - 1);
         exe[k > 0 ? k : 1] = 0;
-        int ok = target_open(&t, (pid_t)pid, err) == 0 && target_find_library(&t, err) == 0 &&
-                 target_read_elf(&t, err) == 0 && target_read_tls_offset(&t, err) == 0 &&
-                 target_read_storage(&t, err) == 0 && target_check_socket(&t, err) == 0;
+        const char *why = err;
+        if (target_open(&r.t, (pid_t)pid, err) == 0) {
+            inspect_run(&r, &no_threads);
+            why = first_failure(&r);
+        }
         char service[64] = "-";
-        if (t.storage.service_name.len)
-            snprintf(service, sizeof service, "%.*s", (int)t.storage.service_name.len,
-                     t.storage.service_name.s);
+        if (r.t.storage.service_name.len)
+            snprintf(service, sizeof service, "%.*s", (int)r.t.storage.service_name.len,
+                     r.t.storage.service_name.s);
         n++;
-        failing += !ok;
-        printf("%-8ld %-40s %-24s %s%s\n", pid, exe, service, ok ? "attachable" : "FAIL: ", ok ? "" : err);
-        target_close(&t);
-        memset(&t, 0, sizeof t);
+        failing += why != NULL;
+        printf("%-8ld %-40s %-24s %s%s\n", pid, exe, service, why ? "FAIL: " : "attachable",
+               why ? why : "");
+        inspect_report_free(&r);
+        memset(&r, 0, sizeof r);
     }
     closedir(d);
     printf("%d process%s map proflink (%d not attachable); the profiler has %d process slots%s\n", n,

@@ -1,7 +1,9 @@
 /* fuzz_http_scan — fuzz target for the HTTP/1.x request scanner (preload/http_scan.c): the
  * bytes a server reads from a client are anyone's. Checks, for any input:
- *  - fed whole or cut into pieces at points taken from the input, the scanner reports the same
- *    events with the same contexts and ends in the same state (split heads, pipelining);
+ *  - fed whole, cut into pieces at points taken from the input, or one byte at a time, the
+ *    scanner reports the same events with the same contexts and ends in the same state (split
+ *    heads, pipelining). One byte at a time never takes the one-pass path for a whole head
+ *    (whole_head), so every input also compares that path with the byte-at-a-time one;
  *  - a context is only ever reported at the end of a head, with non-zero ids;
  *  - a head is never followed past HTTP_HEAD_MAX bytes (the next byte ends the scanning).
  * Input: byte 0 = number of cuts (mod 16), then that many cut sizes (1 byte each), then the
@@ -64,6 +66,25 @@ static void feed(struct run *r, struct http_scan *s, const uint8_t *p, size_t n)
     }
 }
 
+static void compare(const struct run *a, const struct run *b, const char *how)
+{
+    char why[96];
+    if (a->n != b->n || memcmp(a->ev, b->ev, (size_t)a->n) != 0) {
+        snprintf(why, sizeof why, "events differ when the stream is %s", how);
+        fail(why);
+    }
+    for (int i = 0; i < a->n; i++)
+        if (memcmp(&a->ctx[i], &b->ctx[i], sizeof a->ctx[i]) != 0) {
+            snprintf(why, sizeof why, "contexts differ when the stream is %s", how);
+            fail(why);
+        }
+    if (a->end.state != b->end.state || a->end.left != b->end.left ||
+        a->end.head_len != b->end.head_len) {
+        snprintf(why, sizeof why, "end states differ when the stream is %s", how);
+        fail(why);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -75,9 +96,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const uint8_t *cuts = data + 1, *p = data + 1 + ncuts;
     size_t n = size - 1 - ncuts;
 
-    static struct run whole, pieces;
+    static struct run whole, pieces, bytes;
     struct http_scan s;
-    whole.n = pieces.n = 0;
+    whole.n = pieces.n = bytes.n = 0;
     http_scan_init(&s);
     feed(&whole, &s, p, n);
     whole.end = s;
@@ -94,14 +115,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     feed(&pieces, &s, p + off, n - off);
     pieces.end = s;
 
-    if (whole.n != pieces.n || memcmp(whole.ev, pieces.ev, (size_t)whole.n) != 0)
-        fail("events differ when the stream is cut");
-    for (int i = 0; i < whole.n; i++)
-        if (memcmp(&whole.ctx[i], &pieces.ctx[i], sizeof whole.ctx[i]) != 0)
-            fail("contexts differ when the stream is cut");
-    if (whole.end.state != pieces.end.state || whole.end.left != pieces.end.left ||
-        whole.end.head_len != pieces.end.head_len)
-        fail("end states differ when the stream is cut");
+    http_scan_init(&s);
+    for (size_t i = 0; i < n; i++)
+        feed(&bytes, &s, p + i, 1);
+    bytes.end = s;
+    compare(&whole, &pieces, "cut into pieces");
+    compare(&whole, &bytes, "fed one byte at a time");
     return 0;
 }
 
@@ -112,7 +131,15 @@ static const char *const frags[] = {
     "GET / HTTP/1.1\r\n", "POST /x HTTP/1.0\r\n", "traceparent: ", "TraceParent:",
     "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "Content-Length: 5\r\n",
     "Transfer-Encoding: chunked\r\n", "5\r\nhello\r\n0\r\n\r\n", "\r\n", "\n", " ", "\t", ":",
-    "abc", "0", "ff", "Host: x\r\n", "PRI * HTTP/2.0\r\n", "\x16\x03\x01", "-", "zz"};
+    "abc", "0", "ff", "Host: x\r\n", "PRI * HTTP/2.0\r\n", "\x16\x03\x01", "-", "zz",
+    /* whole heads of the plain form the one-pass path takes, and near misses */
+    "GET /a HTTP/1.1\r\nHost: b\r\ntraceparent: "
+    "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n\r\n",
+    "GET /a HTTP/1.1\r\nTRACEPARENT:\t 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 "
+    "\r\nAccept: */*\r\n\r\n",
+    "GET / HTTP/1.1\r\n\r\n", "DELETE /x?y HTTP/1.0\r\nX: \r\n\r\n", "\r\n\r\n",
+    "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n", ": v\r\n",
+    "content-length: 0\r\n", "X-Folded: a\r\n b\r\n", " x", "X: a\nY: b\n\r\n"};
 
 int main(int argc, char **argv)
 {
@@ -122,6 +149,22 @@ int main(int argc, char **argv)
             runs = strtoul(argv[i] + 6, NULL, 10);
         else if (!strncmp(argv[i], "-seed=", 6))
             seed = strtoul(argv[i] + 6, NULL, 10);
+    }
+    /* whole heads at the edges of the one-pass path, each fed as it is (no cuts) */
+    static const char *const heads[] = {
+        "GET / HTTP/1.1\r\ntraceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 x\r\n\r\n",
+        "GET / HTTP/1.1\r\ntraceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 \r\n\r\n",
+        "GET / HTTP/1.1\r\ntraceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n"
+        "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n\r\n",
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345 / HTTP/1.1\r\n\r\n",  /* a method of 32 bytes */
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456 / HTTP/1.1\r\n\r\n", /* 33 */
+        "GET / HTTP/1.1\r\n: x\r\n\r\n", "GET / HTTP/1.1\r\nX: a\n\r\nY: b\r\n\r\n"};
+    for (size_t i = 0; i < sizeof heads / sizeof *heads; i++) {
+        static uint8_t one[512];
+        size_t len = strlen(heads[i]);
+        one[0] = 0;
+        memcpy(one + 1, heads[i], len);
+        LLVMFuzzerTestOneInput(one, len + 1);
     }
     srandom((unsigned)seed);
     static uint8_t buf[1 << 14];

@@ -1,6 +1,8 @@
 /* unit_reader — unit tests of the reader's pure parts, compiled in (ASan/UBSan build):
  * base64url, the datagram parser, the JSON records, the id table (accum) and the deferral
- * ring (txqueue, with a multi-producer stress that checks the wake-up protocol).
+ * ring (txqueue, with a multi-producer stress that checks the wake-up protocol), and the ring
+ * between the intake and reader threads (pending, with a producer/consumer stress that sleeps
+ * on both sides: every message arrives once, in order, registrations with their host ids).
  * usage: unit_reader            run every check, print "ok N checks", exit 0 (1 on failure)
  *        unit_reader records    print sample records (JSON lines) for an external validator */
 #include <pthread.h>
@@ -17,10 +19,12 @@
 #include "../../preload/fd_safe.c"
 #include "../../preload/json.c"
 #include "../../preload/messages.c"
+#include "../../preload/pending.c"
 #include "../../preload/random.c"
 #include "../../preload/records.c"
 #include "../../preload/txqueue.c"
 #include "../../preload/utf8.c"
+#include "../../preload/wakeup.c"
 
 #include "check.h"
 
@@ -547,6 +551,81 @@ static void print_transaction(const char *line, size_t len, void *ctx)
     fwrite(line, 1, len, stdout);
 }
 
+/* The intake's side: PENDING_STRESS messages in batches of varying size, every 7th a
+ * registration whose host id spells its number; it sleeps when the ring is full. */
+#define PENDING_STRESS 200000u
+static void *pending_producer(void *arg)
+{
+    (void)arg;
+    unsigned next = 0;
+    while (next < PENDING_STRESS) {
+        unsigned want = 1 + next % 37;
+        if (want > PENDING_STRESS - next)
+            want = PENDING_STRESS - next;
+        unsigned room = pending_room(want);
+        if (!room) {
+            pending_wait_room();
+            continue;
+        }
+        for (unsigned i = 0; i < room; i++) {
+            unsigned k = next + i;
+            proflink_message *m = pending_slot(i);
+            memset(m, 0, sizeof *m);
+            if (k % 7 == 0) {
+                char host[32];
+                int n = snprintf(host, sizeof host, "host-%u", k);
+                m->type = PROFLINK_MSG_REGISTRATION;
+                m->u.registration.samples_delay_ms = k;
+                m->u.registration.host_id = pending_keep_host(host, (size_t)n);
+                m->u.registration.host_id_len = (size_t)n;
+            } else {
+                m->type = PROFLINK_MSG_CORRELATION;
+                m->u.correlation.count = (uint16_t)k;
+            }
+        }
+        pending_publish(room);
+        next += room;
+    }
+    return NULL;
+}
+
+static void test_pending_stress(void)
+{
+    pending_reset();
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, pending_producer, NULL) == 0);
+    unsigned expect = 0, bad = 0;
+    while (expect < PENDING_STRESS) {
+        unsigned n = pending_count();
+        if (!n) {
+            uint32_t seen = pending_reader_prepare();
+            if (pending_count())
+                pending_reader_cancel();
+            else
+                pending_reader_wait(seen, -1);
+            continue;
+        }
+        unsigned take = 1 + expect % 29 < n ? 1 + expect % 29 : n;
+        for (unsigned i = 0; i < take; i++, expect++) {
+            const proflink_message *m = pending_at(i);
+            if (expect % 7 == 0) {
+                char host[32];
+                int len = snprintf(host, sizeof host, "host-%u", expect);
+                bad += m->type != PROFLINK_MSG_REGISTRATION ||
+                       m->u.registration.samples_delay_ms != expect ||
+                       m->u.registration.host_id_len != (size_t)len ||
+                       memcmp(m->u.registration.host_id, host, (size_t)len) != 0;
+            } else {
+                bad += m->type != PROFLINK_MSG_CORRELATION || m->u.correlation.count != (uint16_t)expect;
+            }
+        }
+        pending_consume(take);
+    }
+    pthread_join(t, NULL);
+    CHECK(bad == 0);
+    CHECK(pending_count() == 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "records")) {
@@ -571,6 +650,7 @@ int main(int argc, char **argv)
     test_accum_expire_and_model();
     test_txqueue_single();
     test_txqueue_stress();
+    test_pending_stress();
     if (failures) {
         printf("FAILED %d of %d checks\n", failures, checks);
         return 1;

@@ -1,0 +1,176 @@
+/* intake.c — the "proflink-intake" thread (intake.h).
+ *
+ * Intake speed is message loss. The profiler sends one datagram per sample with MSG_DONTWAIT,
+ * in bursts, and the kernel queues at most net.unix.max_dgram_qlen (10 by default) + 1
+ * datagrams per receiving socket: what arrives while they wait is dropped by the sender. So
+ * this thread does nothing but receive: it sleeps *inside* recvmmsg(MSG_WAITFORONE) on the
+ * socket, made blocking for this, with no receive timeout ever; a datagram wakes it straight
+ * into the receive, which then takes everything queued (up to RECV_BATCH) in the same system
+ * call; it parses them into the pending ring and goes back to sleep in the next receive. All
+ * timed work (waiting for the end of a burst, delivery, releases of held transactions) is the
+ * reader thread's (reader.c). Measured (bench/intake.c, ratios of what each receives to a bare
+ * blocking recv() loop, bursts of 1000, 2-CPU VM):
+ *   - one thread that received and also did the timed work, sleeping in the receive with a
+ *     short SO_RCVTIMEO between the datagrams of a burst: 0.56-0.85 on an idle machine;
+ *   - the same thread running a bare recv() loop: 0.94-1.07, also with the fstat identity check,
+ *     recvmmsg and message_parse per datagram (neither the check nor the parsing is the cost),
+ *     and also while a second thread of the process slept with a 20 ms timer; with SO_RCVTIMEO
+ *     set to 0.5 ms or 20 ms: 0.64-0.77, set to 1 s: 1.05-1.13. The short timeout is the cost;
+ *   - delivering in the gaps of a burst with no timeout instead: 0.5-0.8 (FIFO writes wake the
+ *     consumer mid-burst);
+ *   - a busy-drain (spinning 50-1000 us on the empty socket before sleeping) lost more than
+ *     sleeping, in every run: a spinning thread uses up its fair share and is preempted
+ *     mid-burst where a sleeper is woken with priority. So there is no spin;
+ *   - ppoll on the socket + an eventfd, then recvmmsg(MSG_DONTWAIT): a few percent worse than
+ *     sleeping in the receive (two more system calls per wake-up).
+ * Hence two threads: this one blocks with no timeout; the reader sleeps with timeouts.
+ *
+ * Nothing here waits for anything but the socket and, when the ring is full, room in it; no
+ * lock, no write, no callback. The only system calls: the receive, the fstat before it, and a
+ * futex wake when the reader sleeps with nothing pending (the first batch of a burst).
+ *
+ * Descriptors: the program may close our socket and get its number back for a file of its own
+ * at any moment (daemons, closefrom). Every receive is preceded, with nothing in between, by
+ * the identity check (fd_identity.h); a thread already blocked in the receive is safe (the
+ * kernel holds the original file for that call), and sees the change at its next check. */
+#include "intake.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fd_identity.h"
+#include "messages.h"
+#include "pending.h"
+#include "stats.h"
+
+#define RECV_BATCH 32
+/* Largest datagram accepted: a registration with a host id of 1012 bytes. Longer ones are
+ * cut by the kernel (MSG_TRUNC) and counted as oversized. */
+#define RECV_MAX 1024
+/* After ENOMEM/ENOBUFS from the receive: the kernel is short of memory; try again later. */
+#define MEMORY_SHORTAGE_PAUSE_NS 10000000
+
+_Static_assert(PENDING_HOSTS >= RECV_BATCH, "a receive batch never lacks host id slots");
+_Static_assert(PENDING_HOST_MAX >= RECV_MAX, "a host id always fits its slot");
+
+static int sock = -1;
+static struct fd_identity sock_id;
+static _Atomic int ended;
+
+/* This thread only. */
+static uint8_t bufs[RECV_BATCH][RECV_MAX];
+static struct iovec iovs[RECV_BATCH];
+static struct mmsghdr msgs[RECV_BATCH];
+
+void intake_set_socket(int sock_fd)
+{
+    sock = sock_fd;
+    int fl = fcntl(sock, F_GETFL);
+    if (fl >= 0 && (fl & O_NONBLOCK))
+        fcntl(sock, F_SETFL, fl & ~O_NONBLOCK);
+    fd_identity_record(sock, &sock_id);
+}
+
+void intake_close_socket(void)
+{
+    if (fd_identity_same(sock, &sock_id))
+        close(sock);
+    sock = -1;
+    sock_id.valid = 0;
+}
+
+/* Parses n received datagrams into the ring and hands them to the reader. Nothing here waits,
+ * writes or takes a lock (the counters are relaxed atomics). */
+static void take(unsigned n)
+{
+    unsigned kept = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
+            stat_inc(STAT_DISCARDED_OVERSIZED);
+            continue;
+        }
+        proflink_message *m = pending_slot(kept);
+        switch (message_parse(bufs[i], msgs[i].msg_len, m)) {
+        case MSG_VALID:
+            if (m->type == PROFLINK_MSG_CORRELATION) {
+                stat_inc(STAT_CORRELATIONS);
+            } else {
+                stat_inc(STAT_REGISTRATIONS);
+                if (m->u.registration.host_id) /* its bytes are in bufs[i], reused next batch */
+                    m->u.registration.host_id = pending_keep_host(
+                        m->u.registration.host_id, m->u.registration.host_id_len);
+            }
+            kept++;
+            break;
+        case MSG_TRUNCATED:
+            stat_inc(STAT_DISCARDED_TRUNCATED);
+            break;
+        case MSG_UNKNOWN:
+            stat_inc(STAT_IGNORED_UNKNOWN_TYPE);
+            break;
+        }
+    }
+    stat_add(STAT_MESSAGES_RECEIVED, n);
+    pending_publish(kept);
+}
+
+static void *end(int err)
+{
+    atomic_store_explicit(&ended, err ? err : EIO, memory_order_release);
+    pending_wake_reader();
+    return NULL;
+}
+
+void *intake_main(void *arg)
+{
+    (void)arg;
+    prctl(PR_SET_NAME, "proflink-intake", 0, 0, 0);
+    for (unsigned i = 0; i < RECV_BATCH; i++) {
+        iovs[i].iov_base = bufs[i];
+        iovs[i].iov_len = RECV_MAX;
+        memset(&msgs[i].msg_hdr, 0, sizeof msgs[i].msg_hdr);
+        msgs[i].msg_hdr.msg_iov = &iovs[i];
+        msgs[i].msg_hdr.msg_iovlen = 1;
+    }
+    for (;;) {
+        unsigned room = pending_room(RECV_BATCH);
+        if (!room) {
+            pending_wait_room();
+            continue;
+        }
+        if (!fd_identity_same(sock, &sock_id))
+            return end(EBADF);
+        int n = recvmmsg(sock, msgs, room, MSG_WAITFORONE, NULL);
+        if (n > 0) {
+            take((unsigned)n);
+            continue;
+        }
+        if (n == 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+            continue;
+        if (errno == ENOMEM || errno == ENOBUFS) {
+            struct timespec pause = {0, MEMORY_SHORTAGE_PAUSE_NS};
+            nanosleep(&pause, NULL);
+            continue;
+        }
+        return end(errno);
+    }
+}
+
+void intake_not_started(int err) { end(err); }
+
+int intake_ended(void) { return atomic_load_explicit(&ended, memory_order_acquire); }
+
+void intake_fork_child(void)
+{
+    intake_close_socket();
+    atomic_store_explicit(&ended, 0, memory_order_relaxed);
+}
