@@ -75,7 +75,7 @@
 #include "stats.h"
 #include "tracer_resource.h"
 
-static void prepare(void)
+static void take_locks(void)
 {
     if (!runtime_active())
         return;
@@ -85,6 +85,15 @@ static void prepare(void)
     pull_queue_fork_prepare();
     fifo_fork_prepare();
     deferral_fork_prepare();
+}
+
+/* A raw clone child that was not set up yet and forks: set up first, so that the locks taken
+ * next are its own (one may be a copy held by a parent thread) and its child is a copy of a
+ * process with a socket of its own. */
+static void prepare(void)
+{
+    fork_sequence_check_process();
+    take_locks();
 }
 
 static void parent(void)
@@ -100,7 +109,9 @@ static void parent(void)
 }
 
 /* The process proflink was set up for: the one that started it, or the fork child that set
- * itself up. A process whose getpid() differs is a copy of it (fork_sequence_check_process). */
+ * itself up. A process whose getpid() differs is a copy of it (fork_sequence_check_process).
+ * Relaxed: only this process's own threads read it, to compare it with getpid(); what a set-up
+ * publishes is ordered by the publications themselves. */
 static _Atomic int set_up_for;
 
 void fork_sequence_child(void)
@@ -136,7 +147,7 @@ void fork_sequence_orphan_child(void)
     pull_queue_fork_orphan();
     fifo_fork_orphan();
     deferral_fork_orphan();
-    prepare();
+    take_locks();
     fork_sequence_child();
 }
 

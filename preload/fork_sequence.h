@@ -26,6 +26,7 @@ void fork_sequence_orphan_child(void);
  * none: a copy that only writes its records publishes them in its own memory, which is right,
  * but has no socket of its own until one of these runs). The entry points that check:
  *   - pthread_create (hooks/pthread_create.c, and __wrap_pthread_create in static programs);
+ *   - fork() (the prepare handler: the copy is set up before it is copied again);
  *   - proflink_init, proflink_set_resource, the first registration of an attribute key
  *     (proflink_set_attribute);
  *   - the message and pull API: proflink_set_message_callback, proflink_samples_delay_ms,

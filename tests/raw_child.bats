@@ -88,7 +88,7 @@ assert not j["otel_process_context"]["found"], j["otel_process_context"]
 PY
 }
 
-# first_use_sets_up MODE — the raw clone child's first use (MODE: thread or api) gives it its own
+# first_use_sets_up MODE — the raw clone child's first use (MODE: thread, api or fork) gives it its own
 # socket file (named for it, writable, a datagram peer) and its own OTel context; its parent's
 # are unchanged; at the child's exit its file goes and the parent's stays.
 first_use_sets_up() {
@@ -134,6 +134,10 @@ PY
 
 @test "a raw clone child's first message API call gives it its own socket and OTel context; its parent's are unchanged; its file goes at exit" {
     first_use_sets_up api
+}
+
+@test "a raw clone child's first fork() sets it up before it is copied again; its parent's socket and context are unchanged" {
+    first_use_sets_up fork
 }
 
 @test "a child in its parent's memory (clone CLONE_VM|CLONE_VFORK) calling the API leaves the parent's socket and context alone" {

@@ -1,10 +1,11 @@
-/* target_rawchild [thread|api|vm|busy] — a child made by a raw clone(SIGCHLD) system call, the way a
+/* target_rawchild [thread|api|fork|vm|busy] — a child made by a raw clone(SIGCHLD) system call, the way a
  * runtime that bypasses libc's fork() makes one: no fork handlers run in it, so it starts with a
  * copy of its parent's published state (the storage names the parent's socket).
  *
  * Prints "parent PID" and "child PID". The child waits for SIGUSR1, then makes its first use of
- * the library: a pthread_create (thread, the default) or the API call proflink_samples_delay_ms
- * (api, looked up at run time: the program is not linked with proflink), prints "used", waits for
+ * the library: a pthread_create (thread, the default), the API call proflink_samples_delay_ms
+ * (api, looked up at run time: the program is not linked with proflink) or a fork() whose child
+ * exits at once (fork), prints "used", waits for
  * SIGUSR1 again and exits 0 through exit(). The parent waits for SIGUSR1, then for the child,
  * and exits with 0 when the child exited 0.
  *
@@ -53,6 +54,13 @@ static int first_use(const char *how)
             return -1;
         delay();
         return 0;
+    }
+    if (!strcmp(how, "fork")) {
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(0);
+        int status;
+        return pid > 0 && waitpid(pid, &status, 0) == pid ? 0 : -1;
     }
     pthread_t t;
     if (pthread_create(&t, NULL, thread_main, NULL) != 0)
