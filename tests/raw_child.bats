@@ -8,22 +8,14 @@
 load helpers
 
 setup() {
+    setup_sockdir
     WORK=$(mktemp -d /tmp/plt.XXXXXX)
-    SOCKDIR=$WORK/sock
-    mkdir -m 700 "$SOCKDIR"
-    export ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR=$SOCKDIR
     PIDS=()
 }
 
 teardown() {
-    local p
-    for p in "${PIDS[@]}"; do
-        kill "$p" 2>/dev/null || true
-    done
-    for p in "${PIDS[@]}"; do
-        wait "$p" 2>/dev/null || true
-    done
-    rm -rf "$WORK"
+    stop_pids "${PIDS[@]}"
+    rm -rf "$WORK" "$SOCKDIR"
 }
 
 # start_rawchild MODE — starts the fixture; sets PARENT and CHILD (the raw clone child).
@@ -36,14 +28,14 @@ start_rawchild() {
     PIDS+=("$CHILD")
 }
 
-# inspect_json PID FILE — the inspector's JSON report (its exit status is not this helper's).
-inspect_json() {
+# report_json PID FILE — the inspector's JSON report (its exit status is not this helper's).
+report_json() {
     "$INSPECT" --json --no-threads "$1" >"$2" || true
 }
 
 # views PID FILE — "socket-path instance-id" of PID as the inspector sees it ("-" when none).
 views() {
-    inspect_json "$1" "$2"
+    report_json "$1" "$2"
     "$PY" - "$2" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -77,7 +69,7 @@ wait_exited() {
     # the parent itself is fine
     "$INSPECT" --no-threads "$PARENT" >"$WORK/parent.txt"
     grep -q '^PASS  socket ' "$WORK/parent.txt"
-    inspect_json "$CHILD" "$WORK/child.json"
+    report_json "$CHILD" "$WORK/child.json"
     "$PY" - "$WORK/child.json" "$PARENT" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
