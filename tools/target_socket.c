@@ -180,6 +180,8 @@ int target_socket_check(pid_t pid, const char *path, size_t len, struct target_s
                         char *err)
 {
     memset(out, 0, sizeof *out);
+    if (foreign.pid == pid)
+        foreign.named_for = 0; /* a new check of the same process: its old finding goes */
     if (memchr(path, '\0', len))
         return target_fail(err, "socket path contains a NUL byte");
     if (target_clean_path(path, out->cleaned, sizeof out->cleaned) != 0)
