@@ -50,8 +50,10 @@
 /* The tracer's callbacks run on this stack: musl's default (128 KiB) is small for them,
  * glibc's (RLIMIT_STACK, often 8 MiB) more than needed; pages are touched only as used. */
 #define READER_STACK_SIZE (1024 * 1024)
-/* The intake runs no foreign code: receive, parse, count. */
-#define INTAKE_STACK_SIZE (64 * 1024)
+/* The intake runs no foreign code and would need little, but glibc carves the program's static
+ * TLS out of each thread's stack and refuses a stack that cannot hold it: the reader's size
+ * serves both (pages touched only as used). */
+#define INTAKE_STACK_SIZE READER_STACK_SIZE
 /* Messages delivered per chunk, and held transactions released per round: large enough that
  * the per-chunk costs (one id-table lock, one FIFO write of up to 4 KiB) are shared, small
  * enough that a new burst is noticed within a few microseconds of delivery. */
