@@ -10,4 +10,11 @@
 int real_pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
                         void *arg);
 
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+#ifndef PROFLINK_STATIC
+/* libc's pthread_create itself (dlsym RTLD_NEXT, resolved on first use), NULL if not found. */
+create_fn real_pthread_create_next(void);
+#endif
+
 #endif

@@ -23,6 +23,7 @@
 
 #include "export.h"
 #include "fd_closing.h"
+#include "fork_sequence.h"
 #include "http_conn.h"
 #include "http_thread.h"
 #include "next_symbol.h"
@@ -89,6 +90,9 @@ static int after_accept(int fd)
 {
     if (fd >= 0 && atomic_load_explicit(&proflink_http_reading, memory_order_relaxed)) {
         int saved = errno;
+        /* a raw clone child that serves requests may never use the library otherwise: one
+         * getpid per connection, next to the accept's own system call (fork_sequence.h) */
+        fork_sequence_check_process();
         if (is_http_stream(fd))
             http_conn_open(fd);
         errno = saved;

@@ -8,17 +8,14 @@
  * play with: its threads get records lazily on their first API call, unless it is linked with
  * `-Wl,--wrap=pthread_create`, which routes its calls through __wrap_pthread_create
  * (pthread_wrap.c) and gives it the same eager records and inheritance as a preloaded program. */
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 
 #include "export.h"
+#include "fork_sequence.h"
 #include "hooks.h"
 #include "runtime_state.h"
 #include "thread_records.h"
-
-typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 /* In the static archive, pthread_wrap.c (a separate member) calls proflink_create_with_records,
  * so it keeps default visibility there: it must survive the archive's localization of hidden
@@ -44,6 +41,7 @@ static void *start_with_records(void *p)
 BRIDGE int proflink_create_with_records(create_fn next, pthread_t *t, const pthread_attr_t *a,
                                         void *(*fn)(void *), void *arg)
 {
+    fork_sequence_check_process(); /* a raw clone child's first use, often: its own socket */
     if (!runtime_active())
         return next(t, a, fn, arg);
     struct trace_ctx ctx;
@@ -59,45 +57,11 @@ BRIDGE int proflink_create_with_records(create_fn next, pthread_t *t, const pthr
     return rc;
 }
 
-#ifdef PROFLINK_STATIC
-/* Defined by pthread_wrap.c, an archive member the linker extracts only when the program is
- * linked with --wrap=pthread_create: then plain references to pthread_create (ours included)
- * lead to the wrapper, and libc's function is only reachable through __real_pthread_create.
- * A weak reference extracts nothing, so without --wrap this stays NULL. */
-extern int proflink_wrapped_real_create(pthread_t *, const pthread_attr_t *, void *(*)(void *),
-                                        void *) __attribute__((weak));
-
-int real_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg)
-{
-    if (proflink_wrapped_real_create)
-        return proflink_wrapped_real_create(t, a, fn, arg);
-    return pthread_create(t, a, fn, arg);
-}
-#else
-static _Atomic(create_fn) next_create;
-
-/* Resolved on first use, not in the constructor: another library's constructor may create a
- * thread before ours runs. Racing resolvers store the same value. */
-static create_fn resolve_next(void)
-{
-    create_fn f = atomic_load_explicit(&next_create, memory_order_acquire);
-    if (!f) {
-        f = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
-        atomic_store_explicit(&next_create, f, memory_order_release);
-    }
-    return f;
-}
-
-int real_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg)
-{
-    create_fn next = resolve_next();
-    return next ? next(t, a, fn, arg) : EAGAIN;
-}
-
+#ifndef PROFLINK_STATIC
 PROFLINK_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
                                    void *arg)
 {
-    create_fn next = resolve_next();
+    create_fn next = real_pthread_create_next();
     if (!next)
         return EAGAIN;
     return proflink_create_with_records(next, t, a, fn, arg);

@@ -5,6 +5,7 @@
 
 #include "attr_keys.h"
 #include "export.h"
+#include "fork_sequence.h"
 #include "otel_attrs.h"
 #include "proflink.h"
 #include "runtime_state.h"
@@ -88,8 +89,12 @@ PROFLINK_EXPORT int proflink_set_attribute(const char *key, const char *value, s
         return PROFLINK_ATTR_INVALID;
     size_t klen = strlen(key);
     int idx = attr_key_find(key, klen);
-    if (__builtin_expect(idx < 0, 0) && (idx = attr_key_index(key, klen)) < 0)
-        return idx;
+    if (__builtin_expect(idx < 0, 0)) {
+        /* registering republishes the process context: in a raw clone child, its own one */
+        fork_sequence_check_process();
+        if ((idx = attr_key_index(key, klen)) < 0)
+            return idx;
+    }
     if (idx == OTEL_KEY_LOCAL_ROOT)
         return PROFLINK_ATTR_INVALID; /* proflink's own: the transaction id */
     struct put_arg put = {idx, value, value_len};

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "lock_reset.h"
 #include "log.h"
 #include "otel_attrs.h"
 #include "otel_process_ctx.h"
@@ -143,3 +144,4 @@ void attr_keys_fork_parent(void) { pthread_mutex_unlock(&register_lock); }
 /* The child keeps the key map (plain process memory, complete: prepare waited for a
  * registration in progress). */
 void attr_keys_fork_child(void) { pthread_mutex_unlock(&register_lock); }
+void attr_keys_fork_orphan(void) { lock_reset(&register_lock); }

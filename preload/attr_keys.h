@@ -38,6 +38,8 @@ int attr_key_index(const char *key, size_t len);
 
 /* The fork sequence (fork_sequence.c): the registration lock. */
 void attr_keys_fork_prepare(void);
+/* A copy made without fork handlers (fork_sequence_orphan_child): the locks, new again. */
+void attr_keys_fork_orphan(void);
 void attr_keys_fork_parent(void);
 void attr_keys_fork_child(void);
 

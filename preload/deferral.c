@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "config.h"
 #include "fifo.h"
+#include "lock_reset.h"
 #include "log.h"
 #include "profiler_state.h"
 #include "pull_queue.h"
@@ -269,6 +270,7 @@ int deferral_flush(void)
 /* ---- fork ---------------------------------------------------------------------------------- */
 void deferral_fork_prepare(void) { pthread_mutex_lock(&acc_lock); }
 void deferral_fork_parent(void) { pthread_mutex_unlock(&acc_lock); }
+void deferral_fork_orphan(void) { lock_reset(&acc_lock); }
 
 void deferral_fork_child(void)
 {

@@ -15,8 +15,8 @@
  * transaction goes without them rather than wait, and its ids expire (accum.h).
  * With fn == NULL (pull delivery) "deliver" means: queue the result for
  * proflink_take_transactions (pull_queue.h); otherwise the decision above is the same.
- * A process whose pid is not the one the reader started in (made by a raw clone(), no fork
- * handlers) delivers at once, without ids.
+ * A process whose pid is not the one the reader started in (a raw clone() child the fork
+ * sequence could not set up: sandboxed) delivers at once, without ids.
  * Every delivered transaction is also written to PROFLINK_FIFO as "transaction" record(s). */
 #ifndef PROFLINK_DEFERRAL_H
 #define PROFLINK_DEFERRAL_H
@@ -52,6 +52,8 @@ int64_t deferral_run(uint64_t now_ns, unsigned max);
 int deferral_flush(void);
 
 void deferral_fork_prepare(void);
+/* A copy made without fork handlers (fork_sequence_orphan_child): the locks, new again. */
+void deferral_fork_orphan(void);
 void deferral_fork_parent(void);
 /* Child: drops the parent's held transactions (the parent delivers them) and gathered ids. */
 void deferral_fork_child(void);

@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "fd_identity.h"
 #include "fd_safe.h"
+#include "lock_reset.h"
 #include "log.h"
 #include "records.h"
 #include "stats.h"
@@ -218,3 +219,4 @@ void fifo_fork_prepare(void) { pthread_mutex_lock(&lock); }
 void fifo_fork_parent(void) { pthread_mutex_unlock(&lock); }
 /* The child shares the pipe (its records carry its own pid). */
 void fifo_fork_child(void) { pthread_mutex_unlock(&lock); }
+void fifo_fork_orphan(void) { lock_reset(&lock); }

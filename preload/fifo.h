@@ -40,6 +40,8 @@ void fifo_batch_add(struct fifo_batch *b, const char *record, size_t len);
 void fifo_batch_flush(struct fifo_batch *b);
 
 void fifo_fork_prepare(void);
+/* A copy made without fork handlers (fork_sequence_orphan_child): the locks, new again. */
+void fifo_fork_orphan(void);
 void fifo_fork_parent(void);
 void fifo_fork_child(void);
 

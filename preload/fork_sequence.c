@@ -45,15 +45,28 @@
  * A sandboxed process (the program installed a seccomp filter) makes no system call of its
  * own: its child only unpublishes and turns proflink off, before step 6. The locks stay held
  * there, which nothing notices: an inactive proflink takes none of them (every entry point
- * checks runtime_active first). */
+ * checks runtime_active first).
+ *
+ * A copy made without the handlers (a raw clone(SIGCHLD) system call, made by a runtime or a
+ * sandbox that bypasses libc's fork) starts as a copy of its parent's state: the
+ * storage names the parent's socket, no OTel context is mapped (MADV_DONTFORK), no reader runs.
+ * Nothing runs at its creation, so it is found at its first use of the library
+ * (fork_sequence_check_process compares getpid() with the pid recorded at set-up) and then set
+ * up by fork_sequence_orphan_child: the same child steps, after the locks are made new instead
+ * of released, since nothing took them. The allocations of those steps are as safe there as
+ * the program's own calls to libc in that child. */
 #include "fork_sequence.h"
 
+#include <errno.h>
 #include <stdatomic.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "atfork.h"
 #include "attr_keys.h"
 #include "deferral.h"
 #include "fifo.h"
+#include "log.h"
 #include "profiler_state.h"
 #include "pull_queue.h"
 #include "reader.h"
@@ -62,7 +75,7 @@
 #include "stats.h"
 #include "tracer_resource.h"
 
-static void prepare(void)
+static void take_locks(void)
 {
     if (!runtime_active())
         return;
@@ -72,6 +85,15 @@ static void prepare(void)
     pull_queue_fork_prepare();
     fifo_fork_prepare();
     deferral_fork_prepare();
+}
+
+/* A raw clone child that was not set up yet and forks: set up first, so that the locks taken
+ * next are its own (one may be a copy held by a parent thread) and its child is a copy of a
+ * process with a socket of its own. */
+static void prepare(void)
+{
+    fork_sequence_check_process();
+    take_locks();
 }
 
 static void parent(void)
@@ -86,6 +108,12 @@ static void parent(void)
     tracer_resource_fork_parent();
 }
 
+/* The process proflink was set up for: the one that started it, or the fork child that set
+ * itself up. A process whose getpid() differs is a copy of it (fork_sequence_check_process).
+ * Relaxed: only this process's own threads read it, to compare it with getpid(); what a set-up
+ * publishes is ordered by the publications themselves. */
+static _Atomic int set_up_for;
+
 void fork_sequence_child(void)
 {
     if (!runtime_active())
@@ -94,6 +122,7 @@ void fork_sequence_child(void)
         runtime_fork_child_sandboxed();
         return;
     }
+    atomic_store_explicit(&set_up_for, (int)getpid(), memory_order_relaxed);
     deferral_fork_child();
     fifo_fork_child();
     pull_queue_fork_child();
@@ -105,9 +134,67 @@ void fork_sequence_child(void)
     tracer_resource_fork_child();
 }
 
+/* Nothing was prepared in the parent: each module's locks are made new (a parent thread may
+ * have held one at the copy, and it does not exist here), then taken as prepare takes them, so
+ * that the child steps, which release them, are exactly a fork child's. Single-threaded. */
+void fork_sequence_orphan_child(void)
+{
+    if (!runtime_active() || runtime_sandboxed())
+        return;
+    tracer_resource_fork_orphan();
+    attr_keys_fork_orphan();
+    profiler_state_fork_orphan();
+    pull_queue_fork_orphan();
+    fifo_fork_orphan();
+    deferral_fork_orphan();
+    take_locks();
+    fork_sequence_child();
+}
+
+#ifndef KCMP_VM
+#define KCMP_VM 1 /* linux/kcmp.h: the kernel ABI */
+#endif
+
+/* 1 when pid certainly runs in our address space: a vfork() child, or a clone(CLONE_VM) one,
+ * is another process in its parent's memory, and a set-up there would rewrite the parent's
+ * published state with the child's. kcmp says so; when it cannot (no CONFIG_KCMP, a container
+ * policy, the parent gone) the answer is "not shared": the entry points that check (see the
+ * header) are none that such a child calls between its creation and its exec or _exit. */
+static int shares_memory_with(int pid)
+{
+#ifdef SYS_kcmp
+    return syscall(SYS_kcmp, (long)getpid(), (long)pid, (long)KCMP_VM, 0L, 0L) == 0;
+#else
+    (void)pid;
+    return 0;
+#endif
+}
+
+void fork_sequence_check_process(void)
+{
+    if (!runtime_active() || runtime_sandboxed())
+        return; /* sandboxed: getpid itself is a system call the program did not ask for */
+    int recorded = atomic_load_explicit(&set_up_for, memory_order_relaxed);
+    int now = (int)getpid(); /* a system call in glibc (no cache since 2.25) and musl alike */
+    if (__builtin_expect(now == recorded || recorded == 0, 1))
+        return;
+    int saved_errno = errno; /* the callers are the program's calls: errno is theirs */
+    /* One thread sets the copy up; one that races it goes on without waiting (the header says
+     * what that means). */
+    if (!shares_memory_with(recorded) &&
+        atomic_compare_exchange_strong(&set_up_for, &recorded, now)) {
+        log_info("pid %d is a copy of pid %d made without fork handlers (a raw clone): it gets "
+                 "its own socket and context now",
+                 now, recorded);
+        fork_sequence_orphan_child();
+    }
+    errno = saved_errno;
+}
+
 void fork_sequence_install(void)
 {
     static _Atomic int installed;
+    atomic_store_explicit(&set_up_for, (int)getpid(), memory_order_relaxed);
     if (atomic_exchange(&installed, 1))
         return;
     atfork_register(prepare, parent, fork_sequence_child);

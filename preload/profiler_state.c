@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "lock_reset.h"
 #include "spin.h"
 #include "utf8.h"
 
@@ -107,6 +108,12 @@ void profiler_state_fork_parent(void)
 {
     pthread_mutex_unlock(&host_lock);
     pthread_mutex_unlock(&cb_lock);
+}
+
+void profiler_state_fork_orphan(void)
+{
+    lock_reset(&cb_lock);
+    lock_reset(&host_lock);
 }
 
 void profiler_state_fork_child(void)

@@ -37,6 +37,8 @@ size_t profiler_host_id(char *buf, size_t cap);
 /* pthread_atfork: the locks of this module. A child keeps the callback and what the profiler
  * said (a fact about the host, which the child shares). */
 void profiler_state_fork_prepare(void);
+/* A copy made without fork handlers (fork_sequence_orphan_child): the locks, new again. */
+void profiler_state_fork_orphan(void);
 void profiler_state_fork_parent(void);
 void profiler_state_fork_child(void);
 

@@ -19,6 +19,7 @@
 
 #include "fd_identity.h"
 #include "fd_safe.h"
+#include "lock_reset.h"
 #include "stats.h"
 
 /* Results are small (32 bytes + 20 per stack-trace id, at most 1024 ids) but a tracer that
@@ -219,6 +220,12 @@ void pull_queue_fork_parent(void)
 {
     pthread_mutex_unlock(&take_lock);
     pthread_mutex_unlock(&fd_lock);
+}
+
+void pull_queue_fork_orphan(void)
+{
+    lock_reset(&fd_lock);
+    lock_reset(&take_lock);
 }
 
 void pull_queue_fork_child(void)

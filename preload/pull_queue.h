@@ -28,6 +28,8 @@ long pull_queue_take(void *buf, size_t cap);
 int pull_queue_fd(void);
 
 void pull_queue_fork_prepare(void);
+/* A copy made without fork handlers (fork_sequence_orphan_child): the locks, new again. */
+void pull_queue_fork_orphan(void);
 void pull_queue_fork_parent(void);
 /* Child: drops the parent's queued results (the parent's tracer takes them) and forgets the
  * parent's pipe (the child makes its own on first call). */

@@ -89,4 +89,8 @@ __attribute__((constructor)) static void proflink_constructor(void)
 #endif
 }
 
-PROFLINK_EXPORT int proflink_init(void) { return start(); }
+PROFLINK_EXPORT int proflink_init(void)
+{
+    fork_sequence_check_process(); /* called again in a raw clone child: set it up */
+    return start();
+}

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "export.h"
+#include "lock_reset.h"
 #include "log.h"
 #include "otel_process_ctx.h"
 #include "process_storage.h"
@@ -27,6 +27,7 @@ static pthread_mutex_t resource_lock = PTHREAD_MUTEX_INITIALIZER;
 void tracer_resource_fork_prepare(void) { pthread_mutex_lock(&resource_lock); }
 void tracer_resource_fork_parent(void) { pthread_mutex_unlock(&resource_lock); }
 void tracer_resource_fork_child(void) { pthread_mutex_unlock(&resource_lock); }
+void tracer_resource_fork_orphan(void) { lock_reset(&resource_lock); }
 
 static int count_member(const char *key, const char *value, void *user)
 {
@@ -49,7 +50,7 @@ static int take_field(const char *attrs, const char *key, char *field)
     return 1;
 }
 
-PROFLINK_EXPORT int proflink_set_resource(const char *attributes)
+int tracer_resource_set(const char *attributes)
 {
     if (!attributes || !runtime_active())
         return -1;

@@ -68,7 +68,7 @@ teardown() {
     wait_lines '^stats ' 1
 }
 
-@test "a child made by a raw clone() (no fork handlers) gets its ended transaction at once" {
+@test "a child made by a raw clone() (no fork handlers) holds its ended transaction, delivered by a reader of its own" {
     start_msg_target ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=true
     api_start
     cmd rawclone "$TRACE" "$TXN" 1
@@ -76,8 +76,9 @@ teardown() {
     grep -qx 'rawclone-exit 0' "$OUT"
     child=$(sed -n 's/^txn raw pid=\([0-9]*\) .*/\1/p' "$OUT")
     [ -n "$child" ] && [ "$child" != "$TARGET_PID" ]
-    grep -qE '^ended raw rc=0 ' "$OUT"
-    grep -qE "^txn raw pid=$child .* caller=1 n=0 " "$OUT"
+    # set up at that call as a fork child is: the transaction is held, not handed back at once
+    grep -qE '^ended raw rc=1 ' "$OUT"
+    grep -qE "^txn raw pid=$child .* thread=proflink-reader caller=0 n=0 " "$OUT"
     # the parent's reader is unaffected
     cmd end "$TRACE" "$TXN" 0 parent
     wait_lines '^txn parent ' 1

@@ -10,6 +10,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "target_socket.h"
 #include "target_util.h"
 
 #define ENV_PREFIX "ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_"
@@ -179,6 +180,8 @@ void inspect_fix(pid_t pid, const char *check, char *fix, size_t cap)
             snprintf(fix, cap, "proflink is loaded but published nothing; run the program with "
                                "PROFLINK_LOG=info to see why");
     } else if (!strcmp(check, "socket")) {
+        if (target_socket_fix(pid, fix, cap))
+            return;
         snprintf(fix, cap, "the socket must exist and be writable by the target's user: check "
                            "that %sSOCKET_DIR (default $TMPDIR or /tmp) exists, is writable by "
                            "that user and that nothing removes files from it",

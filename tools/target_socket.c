@@ -86,6 +86,83 @@ int target_proc_owner(pid_t pid, uid_t *euid, gid_t *egid, char *err)
     return 0;
 }
 
+/* The last pid of the "NSpid:" line of /proc/PID/status (pid as the process itself sees it, in
+ * its innermost pid namespace), or "PPid:" (as we see it). -1 if unreadable. */
+static long status_pid(pid_t pid, const char *tag)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    char *s = target_read_file(path, NULL);
+    const char *p = s ? strstr(s, tag) : NULL;
+    long v = -1;
+    if (p) {
+        const char *eol = strchr(p + 1, '\n');
+        char *end;
+        for (p += strlen(tag);; p = end) {
+            long n = strtol(p, &end, 10);
+            if (end == p || (eol && end > eol))
+                break;
+            v = n;
+        }
+    }
+    free(s);
+    return v;
+}
+
+/* The pid proflink named its socket for ("proflink-<pid>-<8 hex>.sock", socket.c), or -1 when
+ * the file is not named that way (another implementation of the protocol: no opinion). */
+static long proflink_name_pid(const char *path)
+{
+    const char *name = strrchr(path, '/');
+    name = name ? name + 1 : path;
+    int pid, end = 0;
+    unsigned hex;
+    if (sscanf(name, "proflink-%d-%8x.sock%n", &pid, &hex, &end) != 2 || name[end] || pid <= 0)
+        return -1;
+    return pid;
+}
+
+/* The fix line of the last target found publishing another process's socket (target_socket_fix):
+ * inspect_fix knows only the pid and the check's name. */
+static struct {
+    pid_t pid;
+    long named_for;
+    int parent;
+} foreign;
+
+/* A proflink process publishes a socket named for its own pid. One named for another pid is
+ * that process's: a copy made by a raw clone(), which ran no fork handlers and has not used the
+ * library since, still publishes its parent's. The profiler would send this process's samples
+ * there, to a process that knows nothing of its traces: a failure, not a pass. */
+static int check_owner(pid_t pid, struct target_socket *out, char *err)
+{
+    long named = proflink_name_pid(out->cleaned);
+    long self = status_pid(pid, "\nNSpid:");
+    if (named < 0 || self < 0 || named == self)
+        return 0;
+    long ppid = status_pid(pid, "\nPPid:");
+    out->named_for_pid = named;
+    foreign.pid = pid;
+    foreign.named_for = named;
+    foreign.parent = ppid > 0 && status_pid((pid_t)ppid, "\nNSpid:") == named;
+    return target_fail(err, "%s is named for pid %ld%s, not for this process (pid %ld): "
+                            "another process's socket",
+                       out->cleaned, named, foreign.parent ? " (its parent)" : "", self);
+}
+
+int target_socket_fix(pid_t pid, char *fix, size_t cap)
+{
+    if (!foreign.named_for || foreign.pid != pid)
+        return 0;
+    snprintf(fix, cap,
+             "this process is a copy of %s %ld made by a raw clone() (no fork handlers ran) "
+             "that has not used proflink since: it still publishes that process's socket. It "
+             "gets its own at its first pthread_create, proflink API call or accepted "
+             "connection (README: raw clone children)",
+             foreign.parent ? "its parent, pid" : "pid", foreign.named_for);
+    return 1;
+}
+
 static int has_dotdot(const char *p)
 {
     for (const char *s = p; *s;) {
@@ -103,6 +180,8 @@ int target_socket_check(pid_t pid, const char *path, size_t len, struct target_s
                         char *err)
 {
     memset(out, 0, sizeof *out);
+    if (foreign.pid == pid)
+        foreign.named_for = 0; /* a new check of the same process: its old finding goes */
     if (memchr(path, '\0', len))
         return target_fail(err, "socket path contains a NUL byte");
     if (target_clean_path(path, out->cleaned, sizeof out->cleaned) != 0)
@@ -116,7 +195,8 @@ int target_socket_check(pid_t pid, const char *path, size_t len, struct target_s
              rel[0] ? "/" : "", rel);
     out->proc_path_len = strlen(out->proc_path);
 
-    if (target_proc_owner(pid, &out->target_euid, &out->target_egid, err) != 0)
+    if (target_proc_owner(pid, &out->target_euid, &out->target_egid, err) != 0 ||
+        check_owner(pid, out, err) != 0)
         return -1;
     struct stat st;
     if (stat(out->proc_path, &st) != 0)

@@ -7,7 +7,11 @@
  *  - the whole /proc/PID/root/<path> must fit sockaddr_un.sun_path (107 bytes + NUL), or every
  *    send fails although the attach succeeded;
  *  - a datagram connect() must succeed (EPROTOTYPE: a stream socket; ECONNREFUSED: a file left
- *    behind with nobody bound to it) — again the attach would succeed but every send fail. */
+ *    behind with nobody bound to it) — again the attach would succeed but every send fail.
+ * Checked first, beyond what the profiler checks: a socket proflink named for another pid than
+ * the target's (in its pid namespace) is another process's (a raw clone() child before its
+ * first use of the library publishes its parent's): the profiler would attach and send this
+ * process's samples there. */
 #ifndef TARGET_SOCKET_H
 #define TARGET_SOCKET_H
 
@@ -29,12 +33,17 @@ struct target_socket {
     const char *access; /* who may write: "target is root", "owner", "group", "others" */
     int connect_tried;
     int connect_errno; /* 0: a datagram connect() succeeded */
+    long named_for_pid; /* a proflink socket named for another pid than the target's, else 0 */
 };
 
 /* Runs the checks above in the profiler's order, stopping at the first failure; *out holds what
  * was learned up to then. */
 int target_socket_check(pid_t pid, const char *path, size_t len, struct target_socket *out,
                         char *err);
+
+/* The fix line for pid when the last check failed because its socket is another process's
+ * (written into fix, returns 1), else 0. */
+int target_socket_fix(pid_t pid, char *fix, size_t cap);
 
 /* The effective uid and gid of pid (second field of the Uid:/Gid: lines of /proc/PID/status). */
 int target_proc_owner(pid_t pid, uid_t *euid, gid_t *egid, char *err);

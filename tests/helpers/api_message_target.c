@@ -29,7 +29,8 @@
  *   flush                         proflink_flush_transactions: "flushed N"
  *   rawclone TRACE32 TXN16 FLAGS  a child made with syscall(SYS_clone, SIGCHLD) (no fork
  *                                 handlers) ends the transaction with the callback, prints its
- *                                 "ended"/"txn" lines (tag "raw") and exits: "rawclone-exit S"
+ *                                 "ended"/"txn" lines (tag "raw"), exits once it was delivered
+ *                                 (10 s at most): "rawclone-exit S"
  *   cancelend TRACE32 TXN16       a thread ends the (unsampled) transaction; its callback
  *                                 cancels the thread (deferred: it stops at the next
  *                                 cancellation point); then fork(): "cancel-fork status=S"
@@ -204,6 +205,9 @@ static int cmp_ids(const void *a, const void *b)
     return memcmp(a, b, 16);
 }
 
+/* transactions delivered to on_txn in this process */
+static _Atomic int txns_delivered;
+
 static void on_txn(const uint8_t trace_id[16], const uint8_t transaction_id[8],
                    const proflink_stack_count *ids, size_t n, void *user)
 {
@@ -224,6 +228,7 @@ static void on_txn(const uint8_t trace_id[16], const uint8_t transaction_id[8],
         b64url(sorted[i].stack_trace_id, s);
         k += (size_t)sprintf(list + k, "%s%s:%u", i ? "," : "", s, sorted[i].count);
     }
+    atomic_fetch_add(&txns_delivered, 1);
     out("txn %s pid=%d t=%.3f thread=%s caller=%d n=%zu ids=%s", (const char *)user,
         (int)getpid(), now_ms(), name,
         pthread_equal(pthread_self(), main_thread) ? 1 : 0, n, list);
@@ -537,8 +542,11 @@ int main(void)
             }
             long p = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
             if (p == 0) {
+                int before = atomic_load(&txns_delivered);
                 end_one(t, x, (unsigned)strtoul(argv[3], NULL, 0), "raw", 0, NULL);
-                usleep(300000); /* a deferral would need the (absent) reader: give it time */
+                /* held like a fork child's: its own reader delivers it after the delay */
+                for (int ms = 0; ms < 10000 && atomic_load(&txns_delivered) == before; ms += 10)
+                    usleep(10000);
                 _exit(0);
             }
             int status = -1;

@@ -40,6 +40,7 @@ void log_msg(enum log_level level, const char *fmt, ...)
 }
 int fifo_enabled(void) { return 0; }
 int reader_ensure_running(void) { return 0; }
+void fork_sequence_check_process(void) {}
 void fifo_write(const char *buf, size_t len, unsigned n, int signals_blocked)
 {
     (void)buf, (void)len, (void)n, (void)signals_blocked;
