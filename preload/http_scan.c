@@ -481,18 +481,23 @@ static uint8_t whole_tp_value(struct http_scan *s, const uint8_t *v, size_t n)
 /* The common case in one pass: a whole head in p[0..n), of the plainest form (ending in an
  * empty CRLF line, no folding, no Content-Length or Transfer-Encoding: no body), right after its first byte
  * (HTTP_SCAN_HEAD_START). Byte-at-a-time, such a head cost about 3% of a keep-alive request;
- * here each line is found with memchr and only a name of traceparent's length is compared.
+ * here each line is found with memchr, names are compared only when their length is one we
+ * want, and nothing else is called (memmem for the head's end and memcmp for the version were
+ * a third of what remained, perf).
  * Returns the bytes of the head consumed, through its empty line, with the state exactly as
  * step() would leave it (the fuzz target compares both ways on every input); 0 when the head is
  * not of that form or not whole, touching nothing: then the state machine reads it. */
 static size_t whole_head(struct http_scan *s, const uint8_t *p, size_t n, struct trace_ctx *ctx)
 {
     size_t max = n < HTTP_HEAD_MAX - 1 ? n : HTTP_HEAD_MAX - 1; /* head_len is 1 already */
-    const uint8_t *endp = memmem(p, max, "\r\n\r\n", 4);
-    if (!endp)
+    /* the request line: the method's other bytes, the target, the version, CR LF; each loop
+     * stops at the line's CR at the latest (neither a tchar nor a target byte) */
+    const uint8_t *nl = memchr(p, '\n', max);
+    if (!nl)
         return 0;
-    size_t end = (size_t)(endp - p) + 4, i = 0;
-    /* the request line: the method's other bytes, the target, the version */
+    size_t eol = (size_t)(nl - p), i = 0;
+    if (eol < 10 || p[eol - 1] != '\r')
+        return 0;
     while (p[i] != ' ') {
         if (!is_tchar(p[i]) || i + 1 >= HTTP_METHOD_MAX)
             return 0;
@@ -502,34 +507,42 @@ static size_t whole_head(struct http_scan *s, const uint8_t *p, size_t n, struct
         if (p[i] < 0x20 || p[i] == 0x7f)
             return 0;
     i++;
-    if (end - i < sizeof version_prefix + 2 || memcmp(p + i, version_prefix, 7) != 0 ||
-        p[i + 7] < '0' || p[i + 7] > '9' || p[i + 8] != '\r' || p[i + 9] != '\n')
+    if (i + 9 != eol) /* "HTTP/1.x\r" is all that is left */
         return 0;
-    i += 10;
+    for (unsigned k = 0; k < sizeof version_prefix - 1; k++)
+        if (p[i + k] != (uint8_t)version_prefix[k])
+            return 0;
+    if (p[i + 7] < '0' || p[i + 7] > '9')
+        return 0;
+    i = eol + 1;
     uint8_t tp_count = 0, tp_len = 0;
-    /* header lines, up to the empty one */
-    while (p[i] != '\r') {
-        size_t name = i;
-        while (p[i] != ':') {
-            if (!is_tchar(p[i]))
-                return 0; /* folding, or not a name */
-            i++;
+    /* header lines, up to the empty one; a line may end with a bare LF, as the state machine
+     * allows (a CR before the LF is a blank of the value to both) */
+    for (;;) {
+        if (i + 1 >= max)
+            return 0; /* not whole */
+        if (p[i] == '\r') {
+            if (p[i + 1] != '\n')
+                return 0;
+            break;
         }
+        nl = memchr(p + i, '\n', max - i);
+        if (!nl)
+            return 0;
+        size_t name = i, next = (size_t)(nl - p) + 1;
+        while (p[i] != ':') /* stops at the LF at the latest */
+            if (!is_tchar(p[i++]))
+                return 0; /* folding, an empty line of a bare LF, or not a name */
         size_t name_len = i - name;
         if (!name_len || name_is(p + name, name_len, 1) || name_is(p + name, name_len, 2))
             return 0; /* no name; or Content-Length, Transfer-Encoding: a body to follow */
-        /* a line may end with a bare LF as the state machine allows; a CR before it is a
-         * blank of the value to both */
-        const uint8_t *nl = memchr(p + i, '\n', end - i);
-        size_t next = (size_t)(nl - p) + 1;
         if (name_is(p + name, name_len, 0)) {
             tp_len = whole_tp_value(s, p + i + 1, next - 1 - (i + 1));
             tp_count = tp_count < 2 ? tp_count + 1 : 2;
         }
         i = next;
     }
-    if (i + 2 != end) /* a CR that does not end the head where memmem found it */
-        return 0;
+    size_t end = i + 2;
     s->tp_count = tp_count;
     s->tp_len = tp_len;
     head_context(s, ctx);

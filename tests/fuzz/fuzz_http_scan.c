@@ -158,7 +158,8 @@ int main(int argc, char **argv)
         "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n\r\n",
         "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345 / HTTP/1.1\r\n\r\n",  /* a method of 32 bytes */
         "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456 / HTTP/1.1\r\n\r\n", /* 33 */
-        "GET / HTTP/1.1\r\n: x\r\n\r\n", "GET / HTTP/1.1\r\nX: a\n\r\nY: b\r\n\r\n"};
+        "GET / HTTP/1.1\r\n: x\r\n\r\n", "GET / HTTP/1.1\r\nX: a\n\r\nY: b\r\n\r\n",
+        "GET / HTTP/1.1x\n\r\n", "GET / HTTP/1.x\r\n\r\n", "GET / HTTP/1.1\n\r\n"};
     for (size_t i = 0; i < sizeof heads / sizeof *heads; i++) {
         static uint8_t one[512];
         size_t len = strlen(heads[i]);
