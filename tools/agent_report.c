@@ -105,6 +105,10 @@ void agent_report_text(const struct agent *a, const struct agent_options *o,
            a->all_threads ? "(all)" : "on a CPU", a->with_trace);
     if (a->unwind_failures)
         printf("proflink-agent: %lu of them could not be unwound (not sent)\n", a->unwind_failures);
+    if (a->in_vdso)
+        printf("proflink-agent: %lu more inside a trace were in the vDSO, which cannot be unwound "
+               "from outside (left out)\n",
+               a->in_vdso);
     printf("proflink-agent: %lu correlation messages sent in %lu bursts, %lu dropped (socket "
            "full), %lu failed%s%s\n",
            a->sender.sent, a->sender.bursts, a->sender.dropped, a->sender.failed,
@@ -198,6 +202,7 @@ void agent_report_json(FILE *out, const struct agent *a, const struct agent_opti
     target_json_uint(&j, "failed", a->sender.failed);
     target_json_uint(&j, "bursts", a->sender.bursts);
     target_json_uint(&j, "unwind_failures", a->unwind_failures);
+    target_json_uint(&j, "in_vdso", a->in_vdso);
     json_stacks(&j, &a->tally);
     json_txns(&j, &a->tally);
     if (a->by.name)

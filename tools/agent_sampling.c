@@ -22,7 +22,14 @@ static void sample_thread(struct agent *a, struct agent_thread *th)
     uint8_t trace_id[16], txn_id[8];
     int rc = agent_context_read(&a->ctx, th->tid, trace_id, txn_id);
     struct agent_stack stack;
-    int unwound = rc == 1 && agent_unwind(&a->unwinder, th->tid, &stack) == 0;
+    int u = rc == 1 ? agent_unwind(&a->unwinder, th->tid, &stack) : -1;
+    if (u == AGENT_UNWIND_IN_VDSO) {
+        /* not unwindable from outside (agent_unwind.h): left out, counted, not a failure */
+        agent_sampler_resume(&a->sampler, th);
+        a->in_vdso++;
+        return;
+    }
+    int unwound = u == 0;
     size_t si = (size_t)-1, ti;
     if (unwound)
         si = agent_tally_stack(&a->tally, &a->symbols, &stack); /* symbolizes while the thread is held */

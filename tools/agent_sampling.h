@@ -33,6 +33,7 @@ struct agent {
     struct agent_sender sender;
     struct agent_tally tally;
     unsigned long samples, with_trace, unwind_failures, record_errors;
+    unsigned long in_vdso; /* samples inside a trace left out: the thread was in the vDSO */
 };
 
 /* How the run ended. */

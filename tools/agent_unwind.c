@@ -51,6 +51,12 @@ void *agent_unwinder_context(struct agent_unwinder *u, pid_t tid)
     return upt;
 }
 
+void agent_unwinder_set_vdso(struct agent_unwinder *u, uint64_t start, uint64_t end)
+{
+    u->vdso_start = start;
+    u->vdso_end = end;
+}
+
 int agent_unwind(struct agent_unwinder *u, pid_t tid, struct agent_stack *out)
 {
     out->n = 0;
@@ -64,6 +70,8 @@ int agent_unwind(struct agent_unwinder *u, pid_t tid, struct agent_stack *out)
         unw_word_t ip;
         if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
             break;
+        if (out->n == 0 && ip >= u->vdso_start && ip < u->vdso_end)
+            return AGENT_UNWIND_IN_VDSO;
         out->ip[out->n++] = ip;
     } while (out->n < AGENT_MAX_FRAMES && unw_step(&c) > 0);
     if (out->n == 0)

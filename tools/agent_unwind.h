@@ -26,6 +26,7 @@ struct agent_unwinder {
         void *upt; /* libunwind's per-thread ptrace context (caches the ELF images it read) */
     } *v;
     size_t n, cap;
+    uint64_t vdso_start, vdso_end; /* the target's [vdso], 0, 0 when unknown */
 };
 
 int agent_unwinder_init(struct agent_unwinder *u, char *err);
@@ -34,8 +35,15 @@ void agent_unwinder_free(struct agent_unwinder *u);
 /* The ptrace context for tid (created on first use; NULL on failure). */
 void *agent_unwinder_context(struct agent_unwinder *u, pid_t tid);
 
+/* The target's [vdso] mapping: a thread stopped in it cannot be unwound from outside (the
+ * vDSO has no file for libunwind to read its .eh_frame from, and the frame-pointer guess it
+ * falls back to gave a garbage caller, e.g. in clock_gettime). */
+void agent_unwinder_set_vdso(struct agent_unwinder *u, uint64_t start, uint64_t end);
+
 /* Unwinds the stack of tid, which must be in a ptrace stop, and hashes it into out->id.
- * Returns 0 when at least one frame was found. */
+ * Returns 0 when at least one frame was found, AGENT_UNWIND_IN_VDSO when the thread is in the
+ * vDSO (nothing unwound: sample it again), -1 otherwise. */
+#define AGENT_UNWIND_IN_VDSO (-2)
 int agent_unwind(struct agent_unwinder *u, pid_t tid, struct agent_stack *out);
 
 /* The 128-bit stack-trace id of a list of frame addresses (two independently seeded 64-bit

@@ -39,7 +39,7 @@
  *  "duration_s": 4.0, "frequency_hz": 50, "threads": 4,
  *  "registration": {"samples_delay_ms": 200, "host_id": "…"} | null,
  *  "samples": 800, "samples_with_trace": 412, "sent": 412, "dropped": 0, "failed": 0,
- *  "bursts": 16, "unwind_failures": 0,
+ *  "bursts": 16, "unwind_failures": 0, "in_vdso": 1,
  *  "stacks": {"<id>": {"samples": 210, "sent": 210, "frames": ["compute_prices", …]}, …},
  *  "transactions": [{"trace_id": "<32 hex>", "transaction_id": "<16 hex>",
  *                    "stack_trace_ids": {"<id>": sent count, …}, "samples": 3}, …],
@@ -123,6 +123,9 @@ static size_t start(struct agent *a, const struct agent_options *o)
         fprintf(stderr, "proflink-agent: %s\n", err);
         return 0;
     }
+    for (size_t i = 0; i < a->t.maps.n; i++)
+        if (!strcmp(a->t.maps.v[i].path, "[vdso]"))
+            agent_unwinder_set_vdso(&a->unwinder, a->t.maps.v[i].start, a->t.maps.v[i].end);
     agent_symbols_init(&a->symbols, o->pid);
     agent_sampler_init(&a->sampler, o->pid);
     size_t threads = agent_sampler_refresh(&a->sampler);
