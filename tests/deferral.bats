@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # variants: glibc musl aarch64-glibc aarch64-musl
-# serial: delivery times are compared with the samples delay
+# timed: delivery times are compared with the samples delay
 # The spec's "APM Agent output of correlation data": ended sampled transactions are held
 # samples-delay-ms, then handed back with every stack-trace id received for them.
 load message_helpers

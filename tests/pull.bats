@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # variants: glibc musl
-# serial: 400 datagrams at 1 per ms must all be received while the consumer sleeps
+# timed: 400 datagrams at 1 per ms must all be received while the consumer sleeps
 # shellcheck shell=bash
 # Pull delivery of ended transactions (proflink_end_transaction with fn NULL,
 # proflink_take_transactions, proflink_transactions_fd) and proflink_flush_transactions, driven

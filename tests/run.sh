@@ -6,8 +6,12 @@
 #                            glibc variant only, and are not counted in the others.
 #                            aarch64-glibc and aarch64-musl run the programs of the aarch64
 #                            build (make cross) under qemu-user, where it has been built.
-#   # serial: REASON         the suite measures time or samples the CPU: it runs alone, after the
-#                            concurrent ones, so that their load cannot change its outcome.
+#   # serial: REASON         the suite samples the CPU: it runs alone, after the others, so that
+#                            their load cannot change its outcome.
+#   # timed: REASON          the suite compares delivery times with its own delays but uses little
+#                            CPU: such suites run two at a time, after the concurrent ones and
+#                            before the serial ones (a pair of them on 2 CPUs is far from the
+#                            load that could make a delivery late by their 500 ms tolerance).
 # PROFLINK_TEST_VARIANTS=v1,v2 runs only those variants (make check-cross).
 # Other suites run concurrently, PROFLINK_TEST_JOBS at a time (default: two per CPU: they
 # mostly wait for their targets, and one per CPU kept 2 CPUs 41% busy; two per CPU took the whole
@@ -25,7 +29,7 @@ passed=0 failed=0 skipped=0
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
-concurrent=() serial=()
+concurrent=() timed=() serial=()
 for f in "${files[@]}"; do
     variants=$(head -5 "$f" | sed -n 's/^# variants: //p')
     [ -n "$variants" ] || variants=glibc
@@ -42,7 +46,13 @@ for f in "${files[@]}"; do
             echo "# $f ($v): not run, no aarch64 build (make cross: the cross toolchain and qemu-user)"
             continue
         fi
-        if head -5 "$f" | grep -q '^# serial:'; then serial+=("$f:$v"); else concurrent+=("$f:$v"); fi
+        if head -5 "$f" | grep -q '^# serial:'; then
+            serial+=("$f:$v")
+        elif head -5 "$f" | grep -q '^# timed:'; then
+            timed+=("$f:$v")
+        else
+            concurrent+=("$f:$v")
+        fi
     done
 done
 
@@ -110,6 +120,7 @@ run_pool() {
 seq=0
 t0=$(date +%s)
 [ ${#concurrent[@]} -eq 0 ] || run_pool "$jobs" "${concurrent[@]}"
+[ ${#timed[@]} -eq 0 ] || run_pool 2 "${timed[@]}"
 [ ${#serial[@]} -eq 0 ] || run_pool 1 "${serial[@]}"
 echo "# all suites: $(($(date +%s) - t0)) s"
 echo "$passed passed, $failed failed, $skipped skipped"
