@@ -147,7 +147,8 @@ static inline struct thread_block *thread_block_self_or_create(void)
  *  - a write that finds another in progress (a handler's: nested) hides both records, stores
  *    its fields, never publishes, and marks the write it interrupted WRITE_INTERRUPTED;
  *  - the interrupted (outermost) write then hides and stores its own fields again, so what it
- *    publishes is wholly its own: it ends last, so its context is the newest (a set after a
+ *    publishes is wholly its own (record_publish looks for that before publishing, and after):
+ *    it ends last, so its context is the newest (a set after a
  *    nested write rewrites its transaction entry whole; an attribute edit restarts from the
  *    fixed attributes, otel_record_rebase);
  *  - a nested write that lands after the outermost one's last check leaves the records hidden
@@ -169,12 +170,20 @@ static inline void record_hide(struct thread_block *b, int nested)
     RECORD_ORDER();
 }
 
-/* Publishes (outermost write only); 1 when a nested write came in between: store again. */
+/* Publishes (outermost write only); 1 when a nested write came in between: store again.
+ * The state is looked at before publishing as well as after: a nested write that came in while
+ * this one stored its fields may have left them mixed (say a handler's set between a clear's
+ * zeroing of the OTel ids and its new attribute size), and publishing first and looking after
+ * showed that mix to a sample landing in between (seen once in make check). One that comes in
+ * after the first look finds the fields whole and leaves its own whole, so what is published
+ * then is one context; the outermost write still stores again, so that it ends last. */
 static inline int record_publish(struct thread_block *b, int nested, uint8_t otel_valid)
 {
     RECORD_ORDER();
     if (__builtin_expect(nested, 0))
         return 0;
+    if (__builtin_expect(b->write_state == WRITE_INTERRUPTED, 0))
+        return 1;
     b->apm.valid = 1;
     b->otel.valid = otel_valid;
     RECORD_ORDER();
