@@ -12,7 +12,6 @@
 
 #include "accum.h"
 #include "clock.h"
-#include "config.h"
 #include "fifo.h"
 #include "lock_reset.h"
 #include "log.h"
@@ -36,11 +35,14 @@ static pthread_mutex_t acc_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int ready; /* queue and table exist and the reader runs */
 static void (*wake)(void);
 static int pid; /* of the process whose reader called deferral_init; 0 before */
+/* deferral_init's: read by application threads after the reader's start published `ready` */
+static uint32_t queue_capacity;
+static int always;
 static uint64_t last_expire_ns;
 static _Atomic uint64_t overflow_warned_ns, overflows_unwarned;
 static proflink_stack_count reader_ids[ACCUM_MAX_IDS_PER_KEY]; /* reader thread only */
 
-int deferral_init(uint32_t capacity, void (*wake_reader)(void))
+int deferral_init(uint32_t capacity, int hold_always, void (*wake_reader)(void))
 {
     static const struct accum_limits lim = {ACCUM_MAX_KEYS, ACCUM_MAX_IDS, ACCUM_MAX_IDS_PER_KEY};
     if (accum_init(&acc, &lim) != 0)
@@ -50,6 +52,8 @@ int deferral_init(uint32_t capacity, void (*wake_reader)(void))
         return -1;
     }
     wake = wake_reader;
+    queue_capacity = capacity;
+    always = hold_always;
     pid = (int)getpid();
     last_expire_ns = clock_monotonic_ns();
     return 0;
@@ -140,7 +144,7 @@ static void warn_overflow(void)
     log_warn("deferral queue full (%u transactions held): %llu transaction(s) delivered without "
              "waiting for their profiling data, which may be incomplete; raise "
              "ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_BUFFER_SIZE",
-             proflink_config.buffer_size, (unsigned long long)n);
+             queue_capacity, (unsigned long long)n);
 }
 
 int deferral_end(const uint8_t trace_id[16], const uint8_t transaction_id[8], uint8_t flags,
@@ -152,7 +156,7 @@ int deferral_end(const uint8_t trace_id[16], const uint8_t transaction_id[8], ui
      * that could be such a copy. (A real fork child passed through deferral_fork_child.) */
     int same_process = pid == 0 || (pid_t)pid == getpid(); /* 0: no reader ever started */
     int hold = same_process && (flags & 1) && atomic_load_explicit(&ready, memory_order_acquire) &&
-               (proflink_config.mode == MODE_TRUE || profiler_seen());
+               (always || profiler_seen());
     if (hold) {
         struct txq_item it;
         memcpy(it.trace_id, trace_id, 16);

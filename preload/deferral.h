@@ -26,10 +26,11 @@
 
 #include "proflink.h"
 
-/* Reader start: capacity (held transactions at most), and how to wake the reader when the
- * queue stops being empty (any thread, must not block). 0 ok, -1 out of memory (transactions
- * are then delivered at once). */
-int deferral_init(uint32_t capacity, void (*wake_reader)(void));
+/* Reader start: capacity (held transactions at most); hold_always: sampled transactions are
+ * held from the start (mode true), not only once a profiler has spoken (auto); and how to wake
+ * the reader when the queue stops being empty (any thread, must not block). 0 ok, -1 out of
+ * memory (transactions are then delivered at once). */
+int deferral_init(uint32_t capacity, int hold_always, void (*wake_reader)(void));
 /* Transactions are held from now on (the reader runs) / no longer (its intake ended);
  * what is already held is still delivered on time. */
 void deferral_enable(void);

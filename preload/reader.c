@@ -36,7 +36,6 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "config.h"
 #include "deferral.h"
 #include "fifo.h"
 #include "hooks.h"
@@ -74,6 +73,10 @@ enum { IDLE, STARTING, RUNNING, UNAVAILABLE };
 static _Atomic int state = UNAVAILABLE; /* of the threads; reader_lazy.h */
 static int had_thread;                   /* fork child: the parent's reader was running */
 static int pid;
+/* reader_configure: set once, before any thread */
+static const char *fifo_path = "";
+static uint32_t buffer_size;
+static int mode_auto, hold_always;
 
 /* This thread only. */
 static proflink_message correlations[DELIVER_CHUNK];
@@ -97,7 +100,7 @@ static void deliver_chunk(void)
     if (!n)
         return;
     uint64_t now = clock_monotonic_ns();
-    if (profiler_mark_seen() && proflink_config.mode == MODE_AUTO)
+    if (profiler_mark_seen() && mode_auto)
         log_info("a profiler is sending: ended sampled transactions are held from now on");
     size_t ncorr = 0;
     for (unsigned i = 0; i < n; i++) {
@@ -184,6 +187,14 @@ static void *reader_main(void *arg)
     }
 }
 
+void reader_configure(const char *fifo, uint32_t capacity, int is_auto, int always)
+{
+    fifo_path = fifo ? fifo : "";
+    buffer_size = capacity;
+    mode_auto = is_auto;
+    hold_always = always;
+}
+
 /* Everything but the threads (reader_lazy.h). */
 int reader_start(int sock_fd)
 {
@@ -191,7 +202,7 @@ int reader_start(int sock_fd)
         return -1;
     intake_set_socket(sock_fd);
     pid = (int)getpid();
-    fifo_init(proflink_config.fifo_path);
+    fifo_init(fifo_path);
     atomic_store_explicit(&state, IDLE, memory_order_release);
     if (fifo_enabled() || had_thread)
         return reader_ensure_running();
@@ -223,7 +234,7 @@ int reader_ensure_running(void)
     if (!atomic_compare_exchange_strong(&state, &s, STARTING))
         return s == UNAVAILABLE ? -1 : 0; /* another thread starts it: do not wait */
     int saved_errno = errno; /* called from the program's threads through the API */
-    int can_hold = deferral_init(proflink_config.buffer_size, pending_wake_reader) == 0;
+    int can_hold = deferral_init(buffer_size, hold_always, pending_wake_reader) == 0;
     /* the reader first: an intake without it would fill the ring and wait for room forever,
      * while a reader without an intake winds down and ends */
     int rc = start_thread(reader_main, READER_STACK_SIZE);

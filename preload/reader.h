@@ -4,6 +4,14 @@
 #ifndef PROFLINK_READER_H
 #define PROFLINK_READER_H
 
+#include <stdint.h>
+
+/* What the reader needs of the configuration, handed over once by the constructor (a fork
+ * child keeps it): the FIFO's path ("" = none), the deferral queue's capacity, and whether the
+ * mode is auto (a log line when a profiler first speaks). */
+void reader_configure(const char *fifo_path, uint32_t buffer_size, int mode_auto,
+                      int hold_always);
+
 /* Prepares the reader to receive on sock_fd (owned by it from now on), and starts the threads
  * when something consumes messages (reader_lazy.h). Called by the constructor and, with a new
  * socket, in a fork child. 0 ok, -1 failed (logged; proflink stays active without message

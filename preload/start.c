@@ -41,7 +41,8 @@ static int start_once(void)
         log_info("inactive: ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED is false");
         return -1;
     }
-    if (thread_records_init(cfg->otel_context) != 0) {
+    if (thread_records_init(cfg->otel_context, cfg->inherit,
+                            cfg->has_traceparent ? &cfg->traceparent : NULL) != 0) {
         log_error("cannot create a thread key; profiler correlation disabled");
         return -1;
     }
@@ -66,6 +67,8 @@ static int start_once(void)
     if (cfg->http)
         log_warn("PROFLINK_HTTP needs the preloaded library; ignored in a static program");
 #endif
+    reader_configure(cfg->fifo_path, cfg->buffer_size, cfg->mode == MODE_AUTO,
+                     cfg->mode == MODE_TRUE);
     reader_start(fd);
     runtime_sweep_stale();
     log_info("active: service %s, socket %s", cfg->service_name, runtime_socket_path());

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
 #include "export.h"
 #include "runtime_state.h"
 #include "stats.h"
@@ -26,8 +25,12 @@ PROFLINK_EXPORT __thread void *elastic_apm_profiling_correlation_tls_v1;
 PROFLINK_EXPORT __thread void *otel_thread_ctx_v1;
 __thread struct thread_block *thread_block_current;
 
-/* Set once at init: whether OTel records are kept too (copied into each block). */
+/* Set once at init (thread_records_init): whether OTel records are kept too (copied into each
+ * block), whether a new thread inherits its creator's context, and the process's own context
+ * (TRACEPARENT) that new threads start with otherwise. */
 static int otel_on;
+static int inherit;
+static struct trace_ctx process_ctx;
 uint8_t otel_fixed_attrs[OTEL_FIXED_MAX];
 uint16_t otel_fixed_len;
 /* Frees a thread's block when it exits, whichever way it exits (return, pthread_exit, cancel). */
@@ -48,9 +51,14 @@ static void block_destroy(void *p)
     free(b);
 }
 
-int thread_records_init(int otel_enabled)
+int thread_records_init(int otel_enabled, int inherit_creator, const struct trace_ctx *process)
 {
     otel_on = otel_enabled;
+    inherit = inherit_creator;
+    if (process)
+        process_ctx = *process;
+    else
+        memset(&process_ctx, 0, sizeof process_ctx);
     if (exit_key_ready)
         return 0; /* a fork child keeps the key: it is process state that fork copied */
     if (pthread_key_create(&exit_key, block_destroy) != 0)
@@ -239,14 +247,11 @@ void thread_block_install(struct thread_block *b)
 const struct thread_block *thread_initial_context(struct trace_ctx *out)
 {
     const struct thread_block *self = thread_block_self();
-    if (proflink_config.inherit && self) {
+    if (inherit && self) {
         thread_block_get(self, out);
         return self;
     }
-    if (proflink_config.has_traceparent)
-        *out = proflink_config.traceparent;
-    else
-        memset(out, 0, sizeof *out);
+    *out = process_ctx; /* present = 0 without TRACEPARENT */
     return NULL;
 }
 
@@ -254,8 +259,7 @@ struct thread_block *thread_block_create_for_self(void)
 {
     if (!runtime_active() || !exit_key_ready)
         return NULL;
-    struct thread_block *b = thread_block_new(
-        proflink_config.has_traceparent ? &proflink_config.traceparent : NULL, NULL);
+    struct thread_block *b = thread_block_new(&process_ctx, NULL);
     if (b)
         thread_block_install(b);
     return thread_block_self();

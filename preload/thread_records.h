@@ -281,8 +281,10 @@ static inline void thread_block_clear(struct thread_block *b)
         record_write_end(b, 0);
 }
 
-/* Called once per process image (and in a fork child) before any block is made. 0 ok. */
-int thread_records_init(int otel_enabled);
+/* Called once per process image (and in a fork child) before any block is made: whether OTel
+ * records are kept, whether new threads inherit their creator's context (PROFLINK_INHERIT),
+ * and the process's context new threads start with otherwise (TRACEPARENT; NULL: none). 0 ok. */
+int thread_records_init(int otel_enabled, int inherit_creator, const struct trace_ctx *process);
 /* The fixed attributes, already encoded (len <= OTEL_FIXED_MAX), before any block is made. */
 void thread_records_set_fixed(const uint8_t *attrs, size_t len);
 

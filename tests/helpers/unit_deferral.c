@@ -30,7 +30,6 @@
 #include "../../preload/utf8.c"
 
 /* ---- stubs for the rest of the library ------------------------------------------------------ */
-struct config proflink_config;
 _Atomic uint64_t proflink_stat_counters[STAT_COUNT];
 int runtime_active(void) { return 1; }
 void log_msg(enum log_level level, const char *fmt, ...)
@@ -172,10 +171,9 @@ static void test_callback_pairs(void)
 
 int main(void)
 {
-    proflink_config.mode = MODE_TRUE;
-    proflink_config.buffer_size = 1000; /* smaller than what is in flight: overflows happen */
     sem_init(&wake_sem, 0, 0);
-    CHECK(deferral_init(proflink_config.buffer_size, test_wake) == 0);
+    /* 1000: smaller than what is in flight, so overflows happen; held from the start (mode true) */
+    CHECK(deferral_init(1000, 1, test_wake) == 0);
     deferral_enable();
     profiler_registered(5, "h", 1);
 
