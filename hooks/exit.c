@@ -21,7 +21,7 @@ NEXT_SYMBOL(exit_fn, _Exit)
 __attribute__((noreturn)) static void exit_group_now(int status)
 {
     for (;;)
-        syscall(SYS_exit_group, status);
+        syscall(SYS_exit_group, (long)status, 0L, 0L, 0L, 0L, 0L); /* six: wakeup.c says why */
 }
 
 __attribute__((noreturn)) static void leave(exit_fn f, int status)

@@ -163,7 +163,8 @@ void fork_sequence_orphan_child(void)
 static int shares_memory_with(int pid)
 {
 #ifdef SYS_kcmp
-    return syscall(SYS_kcmp, (long)getpid(), (long)pid, (long)KCMP_VM, 0L, 0L) == 0;
+    /* six longs: syscall() is proflink's own hook, which reads six (wakeup.c) */
+    return syscall(SYS_kcmp, (long)getpid(), (long)pid, (long)KCMP_VM, 0L, 0L, 0L) == 0;
 #else
     (void)pid;
     return 0;

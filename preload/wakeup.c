@@ -5,7 +5,8 @@
 #include <limits.h>
 #include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
+
+#include "raw_syscall.h"
 
 /* The kernel's ABI values (linux/futex.h), spelled out: musl's toolchain has no kernel headers.
  * PRIVATE: the word is never shared with another process. */
@@ -29,8 +30,8 @@ int wakeup_wait(struct wakeup *w, uint32_t seen, int64_t timeout_ns)
         tp = &ts;
     }
     /* a relative timeout (FUTEX_WAIT measures it on CLOCK_MONOTONIC) */
-    long rc = syscall(SYS_futex, &w->count, FUTEX_WAIT_PRIVATE, seen, tp, NULL, 0);
-    int woken = rc == 0 || errno == EAGAIN;
+    long rc = raw_syscall4(SYS_futex, (long)&w->count, FUTEX_WAIT_PRIVATE, (long)seen, (long)tp);
+    int woken = rc == 0 || rc == -EAGAIN;
     atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
     return woken ? 0 : -1;
 }
@@ -38,11 +39,8 @@ int wakeup_wait(struct wakeup *w, uint32_t seen, int64_t timeout_ns)
 void wakeup_signal(struct wakeup *w)
 {
     atomic_fetch_add(&w->count, 1);
-    if (atomic_load(&w->sleeping)) {
-        int saved_errno = errno;
-        syscall(SYS_futex, &w->count, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-        errno = saved_errno;
-    }
+    if (atomic_load(&w->sleeping)) /* errno untouched: the raw call returns -errno */
+        raw_syscall4(SYS_futex, (long)&w->count, FUTEX_WAKE_PRIVATE, INT_MAX, 0);
 }
 
 void wakeup_reset(struct wakeup *w)

@@ -1,0 +1,36 @@
+/* raw_syscall.h — a system call made with the instruction itself, for the futex waits and
+ * wakes between proflink's threads (wakeup.c).
+ *
+ * Why not syscall(): in the preloaded library that name is proflink's own interposer
+ * (hooks/seccomp.c), which reads its arguments through va_arg; in proflink's own threads, which
+ * ASan does not know (they are created past its pthread_create interceptor: "thread T-1"), ASan
+ * reported that read as a stack overflow (make asan). And the detour, an indirect call through
+ * the interposer to libc's syscall, is pointless for a call proflink makes itself. Returns what the kernel returns: the result, or
+ * -errno (errno is not touched). x86_64 and aarch64, the architectures proflink builds for. */
+#ifndef PROFLINK_RAW_SYSCALL_H
+#define PROFLINK_RAW_SYSCALL_H
+
+static inline long raw_syscall4(long nr, long a1, long a2, long a3, long a4)
+{
+#if defined(__x86_64__)
+    long ret;
+    register long r10 __asm__("r10") = a4;
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10)
+                     : "rcx", "r11", "memory");
+    return ret;
+#elif defined(__aarch64__)
+    register long x8 __asm__("x8") = nr;
+    register long x0 __asm__("x0") = a1;
+    register long x1 __asm__("x1") = a2;
+    register long x2 __asm__("x2") = a3;
+    register long x3 __asm__("x3") = a4;
+    __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
+    return x0;
+#else
+#error "raw_syscall4: add this architecture's system call instruction"
+#endif
+}
+
+#endif
