@@ -21,8 +21,8 @@
 /* Host ids of pending registrations: the profiler sends one registration per process now and
  * then, so a few suffice; at least one receive batch (the intake asks for no more room). */
 #define PENDING_HOSTS 32u
-/* The longest host id a datagram can hold (RECV_MAX in intake.c less the registration's
- * fixed part). */
+/* Room for the longest host id: a host id is never longer than the datagram that carries it
+ * (RECV_MAX in intake.c, which checks this bound at compile time). */
 #define PENDING_HOST_MAX 1024u
 
 /* ---- the intake thread (producer) ---- */
