@@ -1,12 +1,13 @@
 /* raw_syscall.h — a system call made with the instruction itself, for the futex waits and
- * wakes between proflink's threads (wakeup.c).
+ * wakes between proflink's threads (wakeup.c) and the intake thread's own descriptor table
+ * (intake.c).
  *
  * Why not syscall(): in the preloaded library that name is proflink's own interposer
  * (hooks/seccomp.c), which reads its arguments through va_arg; in proflink's own threads, which
  * ASan does not know (they are created past its pthread_create interceptor: "thread T-1"), ASan
  * reported that read as a stack overflow (make asan). And the detour, an indirect call through
- * the interposer to libc's syscall, is pointless for a call proflink makes itself. Returns what the kernel returns: the result, or
- * -errno (errno is not touched). x86_64 and aarch64, the architectures proflink builds for. */
+ * the interposer to libc's syscall, is pointless for a call proflink makes itself. Returns what the kernel
+ * returns: the result, or -errno (errno is not touched). x86_64 and aarch64, the architectures proflink builds for. */
 #ifndef PROFLINK_RAW_SYSCALL_H
 #define PROFLINK_RAW_SYSCALL_H
 

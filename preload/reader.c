@@ -267,8 +267,9 @@ void reader_fork_child(void)
 }
 
 /* A failed exec: the program runs on with a new socket (runtime_exec_failed). Only while the
- * threads have not started: a running intake is blocked in a receive on the old descriptor,
- * and swapping the number under it would race its identity check. */
+ * threads have not started: a running intake receives on the old socket through a table of
+ * its own (or checks the number before each receive), and a number changed under it would
+ * reach neither. */
 int reader_replace_socket(int sock_fd)
 {
     int s = IDLE;

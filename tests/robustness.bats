@@ -121,23 +121,27 @@ prog() { echo "$HELPERS/target_threads" 3 0.05; }
     [ "$output" = "churned 10000" ]
 }
 
-@test "a program that closes our descriptors and reuses the numbers keeps all its data" {
+# fdreuse_run [WRAPPER...] — target_fdreuse under the library (FIFO delivery, so the intake runs
+# from the start) and WRAPPER, which runs it; sends one datagram to proflink's socket, then 20 to
+# the program's own, on the number proflink's socket had; leaves its output in out and err
+fdreuse_run() {
+    rm -f "$SOCKDIR/fifo" "$SOCKDIR/own.sock"
     mkfifo -m 600 "$SOCKDIR/fifo"
     cat "$SOCKDIR/fifo" >/dev/null & # a consumer: the reader thread runs from the start
     cat_pid=$!
     # started with nothing open above 2 (bats keeps some), so that proflink's socket is fd 3
     (
         for fd in /proc/"$BASHPID"/fd/*; do fd=${fd##*/}; [ "$fd" -le 2 ] || eval "exec $fd>&-"; done
-        PROFLINK_FIFO=$SOCKDIR/fifo LD_PRELOAD=$LIB exec "$HELPERS/target_fdreuse" "$SOCKDIR/own.sock" 20
+        exec "$@" env PROFLINK_FIFO="$SOCKDIR/fifo" LD_PRELOAD="$LIB" \
+            "$HELPERS/target_fdreuse" "$SOCKDIR/own.sock" 20
     ) >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
     pid=$!
     ours=$(for _ in $(seq 50); do ls "$SOCKDIR"/proflink-*.sock 2>/dev/null && break; sleep 0.05; done)
     [ -n "$ours" ]
     wait_for_line "$BATS_TEST_TMPDIR/out" '^fd '
     grep -qx 'fd 3' "$BATS_TEST_TMPDIR/out" # the number proflink's socket had
-    # one datagram wakes the reader blocked on its (now closed) socket; then 20 for the
-    # program, spaced so that a reader that went on receiving on the reused number would
-    # take some of them
+    # one datagram wakes the intake blocked on its socket; then 20 for the program, spaced so
+    # that an intake that went on receiving on the reused number would take some of them
     "$PY" - "$ours" "$SOCKDIR/own.sock" <<'PY'
 import socket, sys, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -152,6 +156,18 @@ for i in range(20):
 PY
     wait "$pid"
     kill "$cat_pid" 2>/dev/null || true
-    cat "$BATS_TEST_TMPDIR/out"
+    cat "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/err"
+}
+
+@test "a program that closes our descriptors and reuses the numbers keeps all its data" {
+    # the intake receives on a descriptor table of its own: the program's close leaves it alone
+    fdreuse_run
     grep -qx 'got 20' "$BATS_TEST_TMPDIR/out"
+    run grep 'profiler socket' "$BATS_TEST_TMPDIR/err"
+    [ "$status" = 1 ]
+    # where close_range is refused (Linux before 5.9), the intake shares the program's table and
+    # checks the number before each receive: it stops at the reuse and says so
+    fdreuse_run "$HELPERS/target_no_close_range"
+    grep -qx 'got 20' "$BATS_TEST_TMPDIR/out"
+    grep -q 'profiler socket: Bad file descriptor' "$BATS_TEST_TMPDIR/err"
 }
