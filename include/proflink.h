@@ -188,7 +188,8 @@ typedef void (*proflink_transaction_fn)(const uint8_t trace_id[16],
                                         void *user);
 
 #define PROFLINK_DELIVERED_NOW 0 /* fn already ran (unsampled, disabled, auto mode, queue full) */
-#define PROFLINK_DEFERRED 1      /* fn runs after samples-delay-ms on the reader thread */
+#define PROFLINK_DEFERRED 1      /* fn runs after samples-delay-ms (at most 10 ms more) on the
+                                  * reader thread */
 
 /* Hand over an ended transaction. A sampled one (trace_flags bit 0) is held for
  * proflink_samples_delay_ms() so that late correlation messages reach it; an unsampled one, or

@@ -182,6 +182,27 @@ burst() {
     RECEIVED=$(($(stat_val messages_received) - base))
 }
 
+@test "transactions held at 1 per ms: the reader wakes for batches of releases, not for each" {
+    start_msg_target ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=true
+    api_start
+    send reg 200 host
+    wait_stat registrations 1
+    rtid=$(reader_tid "$TARGET_PID")
+    [ -n "$rtid" ]
+    woken() { sed -n 's/^voluntary_ctxt_switches:[[:space:]]*//p' /proc/"$TARGET_PID"/task/"$rtid"/status; }
+    before=$(woken)
+    # 1000 sampled ends over about a second, each released 200 ms after it ended
+    ask "pendn 1000 1 1000" '^pendn '
+    grep -qx 'pendn deferred=1000 now=0 failed=0' "$OUT"
+    sleep 0.5
+    after=$(woken)
+    echo "reader woken $((after - before)) times for 1000 releases"
+    # one wake-up per release would be about 1000; batches of up to 10 ms make about 100
+    [ $((after - before)) -lt 400 ]
+    ask takeall '^took '
+    grep -qE '^took records=1000 ' "$OUT"
+}
+
 @test "receiving never waits for a slow consumer: 400 datagrams at 1/ms all received with pull and with a callback blocked 1 s" {
     # pull: held transactions are released into the queue during the burst (delay 200 ms),
     # and the consumer (the main thread) takes nothing for 1 s

@@ -21,7 +21,8 @@
  *   cbsleep MS                    a message callback that sleeps MS on its first call (a tracer
  *                                 whose callback waits for a busy event loop)
  *   pend TRACE32 TXN16 FLAGS      proflink_end_transaction with fn NULL (pull): "pended rc=R"
- *   pendn N FLAGS                 N pull ends (ids as endn): "pendn deferred=D now=I failed=F"
+ *   pendn N FLAGS [US]            N pull ends (ids as endn), one every US microseconds (0, the
+ *                                 default: back to back): "pendn deferred=D now=I failed=F"
  *   take CAP                      one proflink_take_transactions(buf, CAP): "take rc=R", then
  *                                 per record "pulled trace=T txn=X n=N ids=ID:C,…" (sorted)
  *   takeall                       take (64 KiB) until 0: "took records=N bytes=B"
@@ -500,8 +501,9 @@ int main(void)
                 continue;
             }
             out("pended rc=%d", end_txn(t, x, (uint8_t)strtoul(argv[3], NULL, 0), NULL, NULL));
-        } else if (!strcmp(c, "pendn") && argc == 3 && end_txn) {
+        } else if (!strcmp(c, "pendn") && (argc == 3 || argc == 4) && end_txn) {
             long n = atol(argv[1]);
+            long spacing_us = argc == 4 ? atol(argv[3]) : 0;
             int deferred = 0, now = 0, failed = 0;
             for (long i = 0; i < n; i++) {
                 uint8_t t[16] = {0xAB}, x[8] = {0xCD};
@@ -509,6 +511,8 @@ int main(void)
                 memcpy(x, &i, sizeof i < 8 ? sizeof i : 8);
                 int rc = end_txn(t, x, (uint8_t)strtoul(argv[2], NULL, 0), NULL, NULL);
                 rc == PROFLINK_DEFERRED ? deferred++ : rc == 0 ? now++ : failed++;
+                if (spacing_us)
+                    usleep((useconds_t)spacing_us);
             }
             out("pendn deferred=%d now=%d failed=%d", deferred, now, failed);
         } else if (!strcmp(c, "take") && argc == 2 && take_txns) {
