@@ -30,7 +30,7 @@
  * the same runs (5 each): itself, 0.93-1.10; receiving without parsing or handing over (the
  * reader never ran), 1.04-1.19; telling the reader only once the socket was empty, 0.93-1.10;
  * one datagram per call, 0.99-1.09. So what remains is the hand-over and the reader's
- * activity during a burst, and deferring the reader's wake-up alone did not recover it. */
+ * activity during a burst, and deferring the reader's wake-up alone did not recover it.
  *
  * Nothing here waits for anything but the socket and, when the ring is full, room in it; no
  * lock, no write, no callback. The only system calls: the receive, and a futex wake when the
