@@ -45,6 +45,7 @@
 #include "profiler_state.h"
 #include "reader_lazy.h"
 #include "records.h"
+#include "runtime_state.h"
 
 /* The tracer's callbacks run on this stack: musl's default (128 KiB) is small for them,
  * glibc's (RLIMIT_STACK, often 8 MiB) more than needed; pages are touched only as used. */
@@ -235,6 +236,11 @@ static int start_thread(void *(*fn)(void *), size_t stack_size)
 
 int reader_ensure_running(void)
 {
+    /* Sandboxed (the program installed a seccomp filter): starting the threads would be system
+     * calls of ours (clone, then theirs) that an allowlist written for the program may punish
+     * with death; the message side stays off, and held transactions are delivered at once. */
+    if (runtime_sandboxed())
+        return -1;
     int s = atomic_load_explicit(&state, memory_order_acquire);
     if (s != IDLE)
         return s == UNAVAILABLE ? -1 : 0;

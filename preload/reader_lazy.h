@@ -10,7 +10,8 @@
  *   - otherwise on the first call of the message-side API (proflink_set_message_callback,
  *     proflink_end_transaction, proflink_samples_delay_ms, proflink_host_id).
  * Until then datagrams wait in the socket (the kernel keeps the first 11; the profiler drops
- * the rest) and transactions are delivered at once. */
+ * the rest) and transactions are delivered at once. Never in a sandboxed process (the program
+ * installed a seccomp filter first): the threads' system calls are not the program's. */
 #ifndef PROFLINK_READER_LAZY_H
 #define PROFLINK_READER_LAZY_H
 

@@ -298,6 +298,21 @@ assert j["attachable"] and j["socket"]["connect"] == "ok", j["checks"]' "$BATS_T
     done
 }
 
+@test "a sandboxed program whose tracer then uses the message API: no thread of proflink's, the transaction comes back at once" {
+    local how
+    for how in prctl syscall; do
+        run "$HELPERS/target_seccomp_allowlist" "$how" exit api
+        [ "$status" = 6 ]
+        [ "$output" = "sandboxed"$'\n'"api rc=-2 delivered=0" ]
+        # starting the reader and intake would be a clone() the allowlist kills for (SIGSYS)
+        run env LD_PRELOAD="$LIB" ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=true \
+            "$HELPERS/target_seccomp_allowlist" "$how" exit api
+        echo "$how: $status $output"
+        [ "$status" = 6 ]
+        [ "$output" = "sandboxed"$'\n'"api rc=0 delivered=1" ]
+    done
+}
+
 # ---- the socket directory ---------------------------------------------------------------------
 
 @test "a socket directory others can write to is refused with one warning; a symlink swap changes no file's mode" {

@@ -1,12 +1,17 @@
 /* target_seccomp_allowlist — a program that sandboxes itself with a strict allowlist, as
  * hardened services do, then writes and exits.
- * usage: target_seccomp_allowlist prctl|syscall exit|_exit
+ * usage: target_seccomp_allowlist prctl|syscall exit|_exit [api]
  * Installs (after PR_SET_NO_NEW_PRIVS) a filter that allows only write, exit, exit_group,
  * rt_sigreturn, brk, mmap, munmap and futex and kills the process for anything else, through
  * prctl(PR_SET_SECCOMP) or syscall(SYS_seccomp). Then writes "sandboxed" and ends with exit(6)
- * or _exit(6). Status 3 if the filter cannot be installed. */
+ * or _exit(6). Status 3 if the filter cannot be installed. With "api", a tracer in the
+ * sandboxed program then sets a message callback and ends a sampled transaction through
+ * proflink's API (found with dlsym before the filter; absent without the library), and prints
+ * "api rc=R delivered=D" (D: the transaction callback ran before the end call returned). */
+#include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -52,10 +57,35 @@ struct seccomp_data {
 
 #define ALLOW(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
 
+static int delivered;
+
+static void on_message(const void *m, void *user)
+{
+    (void)m;
+    (void)user;
+}
+
+static void on_transaction(const uint8_t *trace, const uint8_t *txn, const void *ids, size_t n,
+                           void *user)
+{
+    (void)trace, (void)txn, (void)ids, (void)n, (void)user;
+    delivered = 1;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 3)
+    if (argc != 3 && argc != 4)
         return 2;
+    int api = argc == 4 && !strcmp(argv[3], "api");
+    void (*set_cb)(void (*)(const void *, void *), void *) =
+        (void (*)(void (*)(const void *, void *), void *))dlsym(RTLD_DEFAULT,
+                                                                "proflink_set_message_callback");
+    int (*end_txn)(const uint8_t *, const uint8_t *, uint8_t,
+                   void (*)(const uint8_t *, const uint8_t *, const void *, size_t, void *),
+                   void *) =
+        (int (*)(const uint8_t *, const uint8_t *, uint8_t,
+                 void (*)(const uint8_t *, const uint8_t *, const void *, size_t, void *),
+                 void *))dlsym(RTLD_DEFAULT, "proflink_end_transaction");
     struct sock_filter insns[] = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, THIS_ARCH, 1, 0),
@@ -81,6 +111,17 @@ int main(int argc, char **argv)
         return 3;
     const char msg[] = "sandboxed\n";
     (void)!write(1, msg, sizeof msg - 1);
+    if (api) {
+        int rc = -2;
+        if (set_cb && end_txn) {
+            static const uint8_t trace[16] = {1}, txn[8] = {2};
+            set_cb(on_message, NULL);
+            rc = end_txn(trace, txn, 1, on_transaction, NULL);
+        }
+        char line[64];
+        int len = snprintf(line, sizeof line, "api rc=%d delivered=%d\n", rc, delivered);
+        (void)!write(1, line, (size_t)len);
+    }
     if (!strcmp(argv[2], "_exit"))
         _exit(6);
     exit(6);
