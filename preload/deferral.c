@@ -18,6 +18,7 @@
 #include "profiler_state.h"
 #include "pull_queue.h"
 #include "records.h"
+#include "runtime_state.h"
 #include "spin.h"
 #include "stats.h"
 #include "txqueue.h"
@@ -153,8 +154,13 @@ int deferral_end(const uint8_t trace_id[16], const uint8_t transaction_id[8], ui
     /* A process made by a raw clone() (no fork handlers ran) still has its parent's state: a
      * "running" reader that is not there, locks that may be copies held forever. Its pid
      * differs from the one recorded when the reader started: deliver at once, touching no lock
-     * that could be such a copy. (A real fork child passed through deferral_fork_child.) */
-    int same_process = pid == 0 || (pid_t)pid == getpid(); /* 0: no reader ever started */
+     * that could be such a copy. (A real fork child passed through deferral_fork_child.)
+     * Sandboxed, getpid is a system call of ours that the program's allowlist may punish with
+     * death, so the recorded pid is trusted: a raw clone of a sandboxed process that holds a
+     * transaction loses it (no reader there), which is better than killing every process
+     * whose reader started before its sandbox. */
+    int same_process = pid == 0 || runtime_sandboxed() || /* 0: no reader ever started */
+                       (pid_t)pid == getpid();
     int hold = same_process && (flags & 1) && atomic_load_explicit(&ready, memory_order_acquire) &&
                (always || profiler_seen());
     if (hold) {

@@ -1,13 +1,15 @@
 /* target_seccomp_allowlist — a program that sandboxes itself with a strict allowlist, as
  * hardened services do, then writes and exits.
- * usage: target_seccomp_allowlist prctl|syscall exit|_exit [api]
+ * usage: target_seccomp_allowlist prctl|syscall exit|_exit [api|api-early]
  * Installs (after PR_SET_NO_NEW_PRIVS) a filter that allows only write, exit, exit_group,
  * rt_sigreturn, brk, mmap, munmap and futex and kills the process for anything else, through
  * prctl(PR_SET_SECCOMP) or syscall(SYS_seccomp). Then writes "sandboxed" and ends with exit(6)
  * or _exit(6). Status 3 if the filter cannot be installed. With "api", a tracer in the
  * sandboxed program then sets a message callback and ends a sampled transaction through
  * proflink's API (found with dlsym before the filter; absent without the library), and prints
- * "api rc=R delivered=D" (D: the transaction callback ran before the end call returned). */
+ * "api rc=R delivered=D" (D: the transaction callback ran before the end call returned).
+ * "api-early" sets the callback before the filter (proflink's threads start then), ends the
+ * transaction after it, and waits up to 3 s for its delivery by proflink's reader. */
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -69,7 +71,7 @@ static void on_transaction(const uint8_t *trace, const uint8_t *txn, const void 
                            void *user)
 {
     (void)trace, (void)txn, (void)ids, (void)n, (void)user;
-    delivered = 1;
+    __atomic_store_n(&delivered, 1, __ATOMIC_RELEASE);
 }
 
 int main(int argc, char **argv)
@@ -77,6 +79,7 @@ int main(int argc, char **argv)
     if (argc != 3 && argc != 4)
         return 2;
     int api = argc == 4 && !strcmp(argv[3], "api");
+    int early = argc == 4 && !strcmp(argv[3], "api-early");
     void (*set_cb)(void (*)(const void *, void *), void *) =
         (void (*)(void (*)(const void *, void *), void *))dlsym(RTLD_DEFAULT,
                                                                 "proflink_set_message_callback");
@@ -101,6 +104,8 @@ int main(int argc, char **argv)
         ALLOW(SYS_futex),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
     };
+    if (early && set_cb)
+        set_cb(on_message, NULL); /* proflink's threads start here, before the filter */
     struct sock_fprog prog = {.len = sizeof insns / sizeof insns[0], .filter = insns};
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         return 3;
@@ -111,15 +116,22 @@ int main(int argc, char **argv)
         return 3;
     const char msg[] = "sandboxed\n";
     (void)!write(1, msg, sizeof msg - 1);
-    if (api) {
+    if (api || early) {
         int rc = -2;
         if (set_cb && end_txn) {
             static const uint8_t trace[16] = {1}, txn[8] = {2};
-            set_cb(on_message, NULL);
+            if (api)
+                set_cb(on_message, NULL);
             rc = end_txn(trace, txn, 1, on_transaction, NULL);
+            /* held: proflink's reader (no filter on it) delivers after the delay; a busy wait,
+             * since sleeping is a system call this allowlist forbids */
+            for (unsigned long i = 0; early && i < 20000000000ul; i++)
+                if (__atomic_load_n(&delivered, __ATOMIC_ACQUIRE))
+                    break;
         }
         char line[64];
-        int len = snprintf(line, sizeof line, "api rc=%d delivered=%d\n", rc, delivered);
+        int len = snprintf(line, sizeof line, "api rc=%d delivered=%d\n", rc,
+                           __atomic_load_n(&delivered, __ATOMIC_ACQUIRE));
         (void)!write(1, line, (size_t)len);
     }
     if (!strcmp(argv[2], "_exit"))

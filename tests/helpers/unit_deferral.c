@@ -32,6 +32,7 @@
 /* ---- stubs for the rest of the library ------------------------------------------------------ */
 _Atomic uint64_t proflink_stat_counters[STAT_COUNT];
 int runtime_active(void) { return 1; }
+int runtime_sandboxed(void) { return 0; }
 void log_msg(enum log_level level, const char *fmt, ...)
 {
     (void)level;
