@@ -3,10 +3,10 @@
  * Intake speed is message loss. The profiler sends one datagram per sample with MSG_DONTWAIT,
  * in bursts, and the kernel queues at most net.unix.max_dgram_qlen (10 by default) + 1
  * datagrams per receiving socket: what arrives while they wait is dropped by the sender. So
- * this thread does nothing but receive: it sleeps *inside* recvmmsg(MSG_WAITFORONE) on the
- * socket, made blocking for this, with no receive timeout ever; a datagram wakes it straight
- * into the receive, which then takes everything queued (up to RECV_BATCH) in the same system
- * call; it parses them into the pending ring and goes back to sleep in the next receive. All
+ * this thread does nothing but receive: it sleeps *inside* a receive on the socket, made
+ * blocking for this, with no receive timeout ever; a datagram wakes it straight into that
+ * receive, and non-blocking receives then take everything queued (up to RECV_BATCH); it parses
+ * them into the pending ring and goes back to sleep in the next receive. All
  * timed work (waiting for the end of a burst, delivery, releases of held transactions) is the
  * reader thread's (reader.c). Measured (bench/intake.c, ratios of what each receives to a bare
  * blocking recv() loop, bursts of 1000, 2-CPU VM):
@@ -29,12 +29,18 @@
  * loop put in its place received 1.02-1.04 in the same runs (3 runs). Against this loop, in
  * the same runs (5 each): itself, 0.93-1.10; receiving without parsing or handing over (the
  * reader never ran), 1.04-1.19; telling the reader only once the socket was empty, 0.93-1.10;
- * one datagram per call, 0.99-1.09. So what remains is the hand-over and the reader's
- * activity during a burst, and deferring the reader's wake-up alone did not recover it.
+ * one datagram per call, 0.99-1.09. perf then showed the intake using more CPU than the bare
+ * process while receiving less: recvmmsg (and recvmsg) import a msghdr and an iovec from user
+ * memory for every datagram, where recv's path imports one buffer. A recvfrom per datagram
+ * received 0.99-1.13 of what recvmmsg did, 1.05 on average, 8 of 9 paired runs in its favour
+ * (each library in both positions); so each datagram is one recvfrom. The rest of the gap is the
+ * hand-over and the reader's activity during a burst; deferring the reader's wake-up alone
+ * did not recover it.
  *
  * Nothing here waits for anything but the socket and, when the ring is full, room in it; no
- * lock, no write, no callback. The only system calls: the receive, and a futex wake when the
- * reader sleeps with nothing pending (the first batch of a burst).
+ * lock, no write, no callback. The only system calls: the receives (one per datagram and one
+ * that finds the queue empty), and a futex wake when the reader sleeps with nothing pending
+ * (the first batch of a burst).
  *
  * Descriptors: the program may close our socket and get its number back for a file of its own
  * at any moment (daemons, closefrom, fclose's internal close, io_uring, an inline system call:
@@ -51,7 +57,7 @@
  * of the bare loop with it, 0.97/0.89/0.97 and 1.00/0.93/0.96 without).
  * Where the kernel refuses (older than 5.9, a seccomp profile that denies close_range), the
  * thread shares the table and falls back to that check before every receive, with nothing in
- * between (fd_identity.h); a receive already blocked is safe either way (the kernel holds the
+ * between (fd_identity.h), so one datagram per check; a receive already blocked is safe either way (the kernel holds the
  * original file for that call). */
 #include "intake.h"
 
@@ -63,8 +69,6 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -99,8 +103,7 @@ static _Atomic int ended;
 
 /* This thread only. */
 static uint8_t bufs[RECV_BATCH][RECV_MAX];
-static struct iovec iovs[RECV_BATCH];
-static struct mmsghdr msgs[RECV_BATCH];
+static long lens[RECV_BATCH]; /* each datagram's whole length (MSG_TRUNC) */
 
 void intake_set_socket(int sock_fd)
 {
@@ -125,12 +128,12 @@ static void take(unsigned n)
 {
     unsigned kept = 0;
     for (unsigned i = 0; i < n; i++) {
-        if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
+        if (lens[i] > RECV_MAX) {
             stat_inc(STAT_DISCARDED_OVERSIZED);
             continue;
         }
         proflink_message *m = pending_slot(kept);
-        switch (message_parse(bufs[i], msgs[i].msg_len, m)) {
+        switch (message_parse(bufs[i], (size_t)lens[i], m)) {
         case MSG_VALID:
             if (m->type == PROFLINK_MSG_CORRELATION) {
                 stat_inc(STAT_CORRELATIONS);
@@ -174,17 +177,35 @@ static int own_table(void)
     return 1;
 }
 
+/* Receives up to max datagrams into bufs and lens: the first waits (with no timeout), the
+ * others take only what is queued already. How many, or -1 with errno when the first failed (a
+ * later failure, EAGAIN at the end of the queue, ends the batch and recurs on the next call if
+ * it was anything else). One recvfrom per datagram, made with the instruction itself: the
+ * project's own recv is an interposer (hooks/http_io.c), and per datagram recvfrom costs the
+ * kernel less than recvmmsg (see the top). */
+static int receive(unsigned max)
+{
+    unsigned n = 0;
+    long flags = MSG_TRUNC; /* the whole length, so that a cut datagram shows */
+    while (n < max) {
+        long r = raw_syscall6(SYS_recvfrom, sock, (long)bufs[n], RECV_MAX, flags, 0, 0);
+        if (r < 0) {
+            if (!n) {
+                errno = (int)-r;
+                return -1;
+            }
+            break;
+        }
+        lens[n++] = r;
+        flags = MSG_TRUNC | MSG_DONTWAIT;
+    }
+    return (int)n;
+}
+
 void *intake_main(void *arg)
 {
     (void)arg;
     prctl(PR_SET_NAME, "proflink-intake", 0, 0, 0);
-    for (unsigned i = 0; i < RECV_BATCH; i++) {
-        iovs[i].iov_base = bufs[i];
-        iovs[i].iov_len = RECV_MAX;
-        memset(&msgs[i].msg_hdr, 0, sizeof msgs[i].msg_hdr);
-        msgs[i].msg_hdr.msg_iov = &iovs[i];
-        msgs[i].msg_hdr.msg_iovlen = 1;
-    }
     int own = own_table();
     /* once, in our own table: the program may have reused the number before the unshare */
     if (own && !fd_identity_same(sock, &sock_id))
@@ -197,7 +218,8 @@ void *intake_main(void *arg)
         }
         if (!own && !fd_identity_same(sock, &sock_id))
             return end(EBADF);
-        int n = recvmmsg(sock, msgs, room, MSG_WAITFORONE, NULL);
+        /* sharing the program's table, one receive per identity check */
+        int n = receive(own ? room : 1);
         if (n > 0) {
             take((unsigned)n);
             continue;

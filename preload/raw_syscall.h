@@ -11,14 +11,16 @@
 #ifndef PROFLINK_RAW_SYSCALL_H
 #define PROFLINK_RAW_SYSCALL_H
 
-static inline long raw_syscall4(long nr, long a1, long a2, long a3, long a4)
+static inline long raw_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
 {
 #if defined(__x86_64__)
     long ret;
     register long r10 __asm__("r10") = a4;
+    register long r8 __asm__("r8") = a5;
+    register long r9 __asm__("r9") = a6;
     __asm__ volatile("syscall"
                      : "=a"(ret)
-                     : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10)
+                     : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
                      : "rcx", "r11", "memory");
     return ret;
 #elif defined(__aarch64__)
@@ -27,11 +29,22 @@ static inline long raw_syscall4(long nr, long a1, long a2, long a3, long a4)
     register long x1 __asm__("x1") = a2;
     register long x2 __asm__("x2") = a3;
     register long x3 __asm__("x3") = a4;
-    __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
+    register long x4 __asm__("x4") = a5;
+    register long x5 __asm__("x5") = a6;
+    __asm__ volatile("svc 0"
+                     : "+r"(x0)
+                     : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+                     : "memory");
     return x0;
 #else
-#error "raw_syscall4: add this architecture's system call instruction"
+#error "raw_syscall6: add this architecture's system call instruction"
 #endif
+}
+
+/* The arguments a call does not take are passed as 0 (never left to chance). */
+static inline long raw_syscall4(long nr, long a1, long a2, long a3, long a4)
+{
+    return raw_syscall6(nr, a1, a2, a3, a4, 0, 0);
 }
 
 #endif
