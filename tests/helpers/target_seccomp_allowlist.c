@@ -20,6 +20,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "proflink.h"
+
 /* The kernel ABI (linux/filter.h, linux/seccomp.h, linux/audit.h) spelled out, so that the
  * musl build, which has no kernel headers, compiles it too. */
 #if defined(__x86_64__)
@@ -61,14 +63,14 @@ struct seccomp_data {
 
 static int delivered;
 
-static void on_message(const void *m, void *user)
+static void on_message(const proflink_message *m, void *user)
 {
     (void)m;
     (void)user;
 }
 
-static void on_transaction(const uint8_t *trace, const uint8_t *txn, const void *ids, size_t n,
-                           void *user)
+static void on_transaction(const uint8_t trace[16], const uint8_t txn[8],
+                           const proflink_stack_count *ids, size_t n, void *user)
 {
     (void)trace, (void)txn, (void)ids, (void)n, (void)user;
     __atomic_store_n(&delivered, 1, __ATOMIC_RELEASE);
@@ -80,14 +82,10 @@ int main(int argc, char **argv)
         return 2;
     int api = argc == 4 && !strcmp(argv[3], "api");
     int early = argc == 4 && !strcmp(argv[3], "api-early");
-    void (*set_cb)(void (*)(const void *, void *), void *) =
-        (void (*)(void (*)(const void *, void *), void *))dlsym(RTLD_DEFAULT,
-                                                                "proflink_set_message_callback");
-    int (*end_txn)(const uint8_t *, const uint8_t *, uint8_t,
-                   void (*)(const uint8_t *, const uint8_t *, const void *, size_t, void *),
-                   void *) =
-        (int (*)(const uint8_t *, const uint8_t *, uint8_t,
-                 void (*)(const uint8_t *, const uint8_t *, const void *, size_t, void *),
+    void (*set_cb)(proflink_message_fn, void *) = (void (*)(proflink_message_fn, void *))dlsym(
+        RTLD_DEFAULT, "proflink_set_message_callback");
+    int (*end_txn)(const uint8_t *, const uint8_t *, uint8_t, proflink_transaction_fn, void *) =
+        (int (*)(const uint8_t *, const uint8_t *, uint8_t, proflink_transaction_fn,
                  void *))dlsym(RTLD_DEFAULT, "proflink_end_transaction");
     struct sock_filter insns[] = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
