@@ -6,13 +6,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "target_pids.h"
+
 /* Bounds of -d and -f: an hour is longer than any look at a service needs; above 1000 Hz a
  * sample's ptrace stop costs more than the period between samples. */
 #define AGENT_MAX_SECONDS 3600
 #define AGENT_MAX_HZ 1000
 
 struct agent_options {
-    pid_t pid;
+    struct target_pids pids; /* PIDs, --pidof NAME, --children: at least one */
+    const char *folded;      /* --folded FILE, or NULL */
+    const char *flame_dir;   /* --flamegraph DIR, or NULL */
     double secs, hz;
     int json;              /* --json */
     const char *json_file; /* -o FILE, or NULL */
@@ -23,6 +27,9 @@ struct agent_options {
     const char *by;        /* --by ATTR, or NULL */
     int all_threads;       /* --all-threads */
     size_t max_txns;       /* -n N (0: all) */
+    const char *names[TARGET_NAMES_MAX]; /* --pidof NAME… */
+    size_t nnames;
+    int children; /* --children */
 };
 
 /* Fills o from argv. Returns -1 to go on, else the exit status to end with: 0 after --help or

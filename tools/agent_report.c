@@ -113,7 +113,16 @@ void agent_report_text(const struct agent *a, const struct agent_options *o,
            "full), %lu failed%s%s\n",
            a->sender.sent, a->sender.bursts, a->sender.dropped, a->sender.failed,
            a->sender.failed ? ": " : "", a->sender.failed ? strerror(a->sender.last_errno) : "");
-    if (a->sender.dropped)
+    if (a->reader == 0 && (a->sender.sent || a->sender.dropped))
+        printf("proflink-agent: nothing in pid %ld reads its socket: proflink's reader threads are "
+               "not running (they start with PROFLINK_FIFO or a tracer's first use of the message "
+               "API: a callback, proflink_end_transaction); the socket kept the first messages and "
+               "refused the rest, so no stack-trace id reaches the service, whatever "
+               "net.unix.max_dgram_qlen is. The samples below are attributed to their traces all "
+               "the same (a profiler does that on its side); for the ids to reach the service, "
+               "set PROFLINK_FIFO=PATH or use a tracer\n",
+               (long)a->t.pid);
+    else if (a->sender.dropped)
         printf("proflink-agent: (a unix datagram socket queues net.unix.max_dgram_qlen messages, "
                "10 by default; the rest of a burst is dropped, as by the profiler)\n");
     print_stacks(&a->tally);
@@ -203,6 +212,10 @@ void agent_report_json(FILE *out, const struct agent *a, const struct agent_opti
     target_json_uint(&j, "bursts", a->sender.bursts);
     target_json_uint(&j, "unwind_failures", a->unwind_failures);
     target_json_uint(&j, "in_vdso", a->in_vdso);
+    if (a->reader >= 0)
+        target_json_bool(&j, "socket_reader", a->reader);
+    else
+        target_json_null(&j, "socket_reader");
     json_stacks(&j, &a->tally);
     json_txns(&j, &a->tally);
     if (a->by.name)

@@ -34,6 +34,7 @@ struct agent {
     struct agent_tally tally;
     unsigned long samples, with_trace, unwind_failures, record_errors;
     unsigned long in_vdso; /* samples inside a trace left out: the thread was in the vDSO */
+    int reader; /* at the end: proflink's intake thread runs (1), not (0), unknown (-1) */
 };
 
 /* How the run ended. */

@@ -10,6 +10,7 @@
 #include "inspect_threads.h"
 #include "target_http.h"
 #include "target_netns.h"
+#include "target_reader.h"
 #include "target_threads.h"
 
 static void skip(struct inspect_report *r, int which, int because)
@@ -144,7 +145,9 @@ void inspect_run(struct inspect_report *r, const struct inspect_options *o)
         check_elf(r);
     int elf_ok = inspect_usable(&r->c[C_ELF]);
     r->http = elf_ok ? target_http_reading(&r->t) : -1;
-    r->qlen = r->c[C_MAPPING].st == ST_PASS ? target_dgram_qlen(r->t.pid) : -1;
+    r->qlen = r->c[C_MAPPING].st == ST_PASS
+                  ? target_dgram_qlen(r->t.pid, r->qlen_why, sizeof r->qlen_why)
+                  : -1;
     if (elf_ok) {
         check_tls(r);
         check_storage(r);
@@ -156,6 +159,7 @@ void inspect_run(struct inspect_report *r, const struct inspect_options *o)
         check_socket(r);
     else
         skip(r, C_SOCKET, C_STORAGE);
+    r->reader = inspect_usable(&r->c[C_SOCKET]) ? target_socket_reader(r->t.pid) : -1;
     /* The process context first: its key map names the OTel thread attributes. */
     inspect_check_otel(r);
     if (!o->threads)

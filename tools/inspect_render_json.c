@@ -238,6 +238,12 @@ void inspect_render_json(const struct inspect_report *r)
         target_json_int(&j, "dgram_qlen", r->qlen);
     else
         target_json_null(&j, "dgram_qlen");
+    if (r->qlen < 0 && r->qlen_why[0])
+        target_json_str(&j, "dgram_qlen_skipped", r->qlen_why);
+    if (r->reader >= 0)
+        target_json_bool(&j, "socket_reader", r->reader);
+    else
+        target_json_null(&j, "socket_reader");
     target_json_end_object(&j);
 }
 

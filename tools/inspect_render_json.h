@@ -29,7 +29,10 @@
  *              "attributes": {"k": "v", "list": ["a", "b"], …}}
  *            | {"found": false, "error": "no OTEL_CTX mapping"}
  *            | {"found": true, "valid": false, "error": "…", …header fields read…},
- *   "http_reading": true | null, "dgram_qlen": 1000 | null
+ *   "http_reading": true | null, "dgram_qlen": 1000 | null,
+ *   "dgram_qlen_skipped": "why it could not be read" (only then),
+ *   "socket_reader": true | false | null   (proflink's intake thread receives the profiler's
+ *                                           messages; null: no socket, or threads unreadable)
  * }
  * When the process cannot be inspected at all: {"pid": 123, "error": "…"}. */
 #ifndef PROFLINK_INSPECT_RENDER_JSON_H

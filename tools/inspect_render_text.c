@@ -105,9 +105,20 @@ void inspect_render_text(const struct inspect_report *r)
     if (r->http >= 0)
         printf("INFO  http     traceparent of HTTP/1.x requests %s (PROFLINK_HTTP)\n",
                r->http ? "read: each request's thread shows its trace" : "not read");
-    if (r->qlen >= TARGET_QLEN_ADVISED)
-        printf("INFO  qlen     net.unix.max_dgram_qlen %d in the target's network namespace\n",
-               r->qlen);
+    if (r->reader == 1)
+        printf("INFO  reader   proflink's intake thread receives the profiler's messages\n");
+    else if (r->reader == 0)
+        printf("INFO  reader   nothing in the process reads its profiler socket: proflink's intake "
+               "and reader threads are not running (they start with PROFLINK_FIFO or a tracer's "
+               "first use of the message API: a callback, proflink_end_transaction); a profiler's "
+               "messages wait in the socket until it is full, then are dropped, whatever "
+               "net.unix.max_dgram_qlen is. Its samples are attributed to traces all the same; "
+               "only the stack-trace ids meant for the service are lost\n"
+               "      fix: if the service should get them, set PROFLINK_FIFO=PATH (JSON lines) or "
+               "use a tracer that ends its transactions through proflink\n");
+    if (r->qlen >= TARGET_QLEN_ADVISED || (r->qlen >= 0 && r->reader == 0))
+        printf("INFO  qlen     net.unix.max_dgram_qlen %d in the target's network namespace%s\n",
+               r->qlen, r->qlen < TARGET_QLEN_ADVISED ? " (low: raise it once something reads the socket)" : "");
     else if (r->qlen >= 0)
         printf("WARN  qlen     net.unix.max_dgram_qlen is %d in the target's network namespace: of "
                "a profiler's burst of samples, all but the first %d are dropped (the profiler "
@@ -116,6 +127,8 @@ void inspect_render_text(const struct inspect_report *r)
                "net.unix.max_dgram_qlen=1000 (a container: its sysctls setting), before the "
                "service starts (a socket keeps the value it was created with)\n",
                r->qlen, r->qlen + 1, (int)r->t.pid);
+    else if (r->qlen_why[0])
+        printf("SKIP  qlen     net.unix.max_dgram_qlen not checked: %s\n", r->qlen_why);
     printf("%s\n", r->attachable ? "result: attachable (the apmint profiler would attach)"
                                  : "result: NOT attachable (the apmint profiler would not attach)");
 }

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "target_attach.h"
+#include "target_netns.h"
 #include "target_otel.h"
 #include "target_records.h"
 #include "target_util.h"
@@ -59,6 +60,8 @@ struct inspect_report {
     const struct target_pb_value *key_map; /* threadlocal.attribute_key_map, if published */
     int http; /* PROFLINK_HTTP reading: 1 on, 0 off, -1 unknown (target_http.h) */
     int qlen; /* net.unix.max_dgram_qlen of its network namespace, -1 unknown (target_netns.h) */
+    char qlen_why[TARGET_QLEN_WHY_MAX]; /* why it is unknown ("" when not looked at) */
+    int reader; /* proflink's intake thread: 1 running, 0 none, -1 unknown (target_reader.h) */
     int key_map_refreshed;                 /* re-read for an index the first read lacked */
     int attachable; /* checks 1-5 pass (or only warn): the apmint profiler would attach */
 };

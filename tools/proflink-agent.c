@@ -55,13 +55,18 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "agent_flame.h"
+#include "agent_folded.h"
+#include "agent_multi.h"
 #include "agent_options.h"
 #include "agent_report.h"
 #include "agent_sampling.h"
+#include "target_reader.h"
 #include "target_util.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -74,11 +79,11 @@ static void on_signal(int sig)
 
 /* Finds what the profiler would find (the same checks as proflink-inspect); returns -1 to go
  * on, else the exit status. */
-static int attach(struct agent *a, const struct agent_options *o)
+static int attach(struct agent *a, const struct agent_options *o, pid_t target)
 {
     char err[TARGET_ERRLEN];
-    long pid = o->pid;
-    if (target_open(&a->t, o->pid, err) != 0) {
+    long pid = target;
+    if (target_open(&a->t, target, err) != 0) {
         fprintf(stderr, "proflink-agent: pid %ld: %s\n", pid, err);
         return 2;
     }
@@ -126,17 +131,17 @@ static size_t start(struct agent *a, const struct agent_options *o)
     for (size_t i = 0; i < a->t.maps.n; i++)
         if (!strcmp(a->t.maps.v[i].path, "[vdso]"))
             agent_unwinder_set_vdso(&a->unwinder, a->t.maps.v[i].start, a->t.maps.v[i].end);
-    agent_symbols_init(&a->symbols, o->pid);
-    agent_sampler_init(&a->sampler, o->pid);
+    agent_symbols_init(&a->symbols, a->t.pid);
+    agent_sampler_init(&a->sampler, a->t.pid);
     size_t threads = agent_sampler_refresh(&a->sampler);
     if (threads == 0) {
-        fprintf(stderr, "proflink-agent: cannot ptrace pid %ld: %s\n", (long)o->pid,
+        fprintf(stderr, "proflink-agent: cannot ptrace pid %ld: %s\n", (long)a->t.pid,
                 a->sampler.last_error[0] ? a->sampler.last_error : "no threads");
         agent_sampler_detach_all(&a->sampler);
         return 0;
     }
     if (!o->json)
-        printf("proflink-agent: attached to pid %ld, service \"%s\", socket %s\n", (long)o->pid,
+        printf("proflink-agent: attached to pid %ld, service \"%s\", socket %s\n", (long)a->t.pid,
                a->t.storage.service_name.s, a->t.sock.proc_path);
     if (o->registered && o->delay < AGENT_FLUSH_INTERVAL_NS / 1000000)
         fprintf(stderr, "proflink-agent: warning: samples-delay-ms %" PRIu32 " is shorter than "
@@ -182,29 +187,32 @@ static int report(const struct agent *a, const struct agent_options *o, const st
     return rc;
 }
 
-int main(int argc, char **argv)
+/* One process: attach, sample, report; its folded stacks appended to folded (if not NULL).
+ * Returns the exit status. */
+static int run_one(const struct agent_options *o, pid_t pid, FILE *folded)
 {
-    struct agent_options o;
-    int rc = agent_options_parse(argc, argv, &o);
-    if (rc >= 0)
-        return rc;
     static struct agent a; /* large: keep it off the stack */
-    a.all_threads = o.all_threads;
-    if (o.by)
-        agent_by_init(&a.by, o.by);
-    if ((rc = attach(&a, &o)) >= 0) {
+    memset(&a, 0, sizeof a);
+    a.all_threads = o->all_threads;
+    if (o->by)
+        agent_by_init(&a.by, o->by);
+    int rc;
+    if ((rc = attach(&a, o, pid)) >= 0) {
         target_close(&a.t);
         return rc;
     }
     catch_signals();
-    size_t threads = start(&a, &o);
+    size_t threads = start(&a, o);
     if (threads == 0) {
         target_close(&a.t);
         return 2;
     }
     struct agent_run run;
-    agent_sample_for(&a, o.secs, o.hz, threads, &stop_requested, &run);
-    rc = report(&a, &o, &run);
+    agent_sample_for(&a, o->secs, o->hz, threads, &stop_requested, &run);
+    a.reader = target_socket_reader(pid);
+    rc = report(&a, o, &run);
+    if (folded)
+        agent_folded_write(folded, &a);
     agent_by_free(&a.by);
     agent_sender_close(&a.sender);
     agent_symbols_free(&a.symbols);
@@ -212,5 +220,64 @@ int main(int argc, char **argv)
     agent_sampler_free(&a.sampler);
     agent_tally_free(&a.tally);
     target_close(&a.t);
+    return rc;
+}
+
+/* --folded FILE and --flamegraph DIR from the folded stacks of every process; returns the exit
+ * status (2 when a file cannot be written). */
+static int write_pictures(const struct agent_options *o, FILE *folded)
+{
+    int rc = 0;
+    /* the paths go where the user reads: with the text, or beside the JSON on stderr */
+    FILE *report = o->json ? stderr : stdout;
+    fflush(folded);
+    if (o->folded) {
+        FILE *f = fopen(o->folded, "w");
+        if (f) {
+            rewind(folded);
+            char buf[8192];
+            size_t n;
+            while ((n = fread(buf, 1, sizeof buf, folded)) > 0)
+                fwrite(buf, 1, n, f);
+        }
+        if (!f || fclose(f) != 0) {
+            fprintf(stderr, "proflink-agent: cannot write %s: %s\n", o->folded, strerror(errno));
+            rc = 2;
+        } else {
+            fprintf(report, "proflink-agent: folded stacks: %s\n", o->folded);
+        }
+    }
+    if (o->flame_dir) {
+        char err[TARGET_ERRLEN + PATH_MAX];
+        int n = agent_flame_write(folded, o->flame_dir, report, err, sizeof err);
+        if (n < 0) {
+            fprintf(stderr, "proflink-agent: %s\n", err);
+            rc = 2;
+        } else if (n == 0) {
+            fprintf(report, "proflink-agent: no flame graph: no sample was taken inside a trace\n");
+        }
+    }
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    static struct agent_options o; /* large: keep it off the stack */
+    int rc = agent_options_parse(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    FILE *folded = NULL;
+    if ((o.folded || o.flame_dir) && !(folded = tmpfile())) {
+        fprintf(stderr, "proflink-agent: no temporary file for the stacks: %s\n", strerror(errno));
+        return 2;
+    }
+    rc = o.pids.n == 1 ? run_one(&o, o.pids.v[0], folded) : agent_multi(&o, run_one, folded);
+    if (folded) {
+        fflush(stdout);
+        int prc = write_pictures(&o, folded);
+        if (prc > rc)
+            rc = prc;
+        fclose(folded);
+    }
     return rc;
 }

@@ -1,0 +1,24 @@
+/* agent_flame.h — flame graphs of the agent's folded stacks (agent_folded.h): one self-contained
+ * SVG per trace, and one per transaction of a trace that has several, that any browser opens
+ * (no script, no external file). The trace is the bottom frame, then the process, then the
+ * transaction, then the sampled stacks from the outermost frame up; a frame's width is its
+ * share of the samples, and hovering a frame shows its name, samples and share. The trace id is
+ * the document's title and its heading. */
+#ifndef AGENT_FLAME_H
+#define AGENT_FLAME_H
+
+#include <stdio.h>
+
+/* Files and limits of one rendering: a graph is wide enough to read names at a glance and a
+ * frame narrower than a tenth of a pixel is left out (with everything above it). */
+#define AGENT_FLAME_WIDTH 1200
+#define AGENT_FLAME_MIN_PX 0.1
+
+/* Reads the folded lines of in (from its start) and writes DIR/trace-<id>.svg per trace, and
+ * DIR/trace-<id>-txn-<id>.svg per transaction of a trace with several; DIR is created when
+ * missing. Each path written, made absolute, is printed on report as
+ * "proflink-agent: flame graph of trace <id>[ transaction <id>]: <path>". Returns the number of
+ * files written, or -1 with err. */
+int agent_flame_write(FILE *in, const char *dir, FILE *report, char *err, size_t cap);
+
+#endif
