@@ -9,8 +9,11 @@
 #     their stacks and sends the profiler's correlation messages to the service's socket;
 #  4. proflink delivers each transaction, after samples-delay-ms, with the stack-trace ids the
 #     profiler reported for it; the service prints them and proflink writes JSON lines to a FIFO;
-#  5. the demo checks that those ids and counts are exactly the ones the agent sent.
-# Exit status 0 only if they match.
+#  5. the demo checks that those ids and counts are exactly the ones the agent sent;
+#  6. it ends with a flame graph per request (trace), written by the agent under build/demo/.
+# Exit status 0 only if they match. Paths are printed absolute, so that a line copied into a
+# script works from any directory. Words (apmint, transaction, deferral, registration):
+# docs/glossary.md.
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,6 +26,7 @@ AGENT=$ROOT/build/proflink-agent
 DELAY_MS=500   # samples-delay-ms the agent registers: above its 250 ms reporting interval
 SAMPLE_S=4
 SERVICE_S=6
+FLAME_DIR=$ROOT/build/demo/flamegraphs   # kept after the demo (the rest is in a temporary directory)
 
 make -s -C "$ROOT" build/tests/api_demo_service >/dev/null # only what the demo runs (no C++, no sanitizers)
 for f in "$LIB" "$SERVICE" "$INSPECT" "$AGENT"; do
@@ -63,8 +67,9 @@ cat "$WORK/fifo" >"$WORK/fifo.jsonl" {FIFO_FD}>&- &
 CAT_PID=$!
 
 heading "1. The service: 3 threads serving requests for ${SERVICE_S} s under proflink"
-echo "LD_PRELOAD=${LIB#"$ROOT"/} PROFLINK_FIFO=<fifo> OTEL_SERVICE_NAME=proflink-demo \\"
-echo "    ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=true ${SERVICE#"$ROOT"/} -s $SERVICE_S"
+echo "LD_PRELOAD=$LIB PROFLINK_FIFO=$WORK/fifo \\"
+echo "    OTEL_SERVICE_NAME=proflink-demo ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=true \\"
+echo "    $SERVICE -s $SERVICE_S -t 3"
 LD_PRELOAD=$LIB PROFLINK_FIFO=$WORK/fifo OTEL_SERVICE_NAME=proflink-demo \
     ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=true \
     ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR=$WORK \
@@ -80,10 +85,12 @@ head -n 1 "$WORK/service.out"
 heading "2. What a profiler sees in pid $SERVICE_PID (proflink-inspect)"
 "$INSPECT" "$SERVICE_PID" | grep -E '^(PASS|FAIL|WARN|SKIP)|attach' | short 150 || true
 
-heading "3. The stand-in profiler samples it: proflink-agent --register $DELAY_MS,demo-host -d $SAMPLE_S -f 50"
+heading "3. The stand-in profiler samples it: $AGENT --register $DELAY_MS,demo-host -d $SAMPLE_S -f 50 --flamegraph $FLAME_DIR $SERVICE_PID"
+rm -rf "$FLAME_DIR"
 "$AGENT" --register "$DELAY_MS,demo-host" -d "$SAMPLE_S" -f 50 -n 8 -o "$WORK/agent.json" \
-    "$SERVICE_PID" >"$WORK/agent.out" || { echo "demo: proflink-agent failed" >&2; exit 1; }
-short 160 <"$WORK/agent.out" | awk '
+    --flamegraph "$FLAME_DIR" "$SERVICE_PID" >"$WORK/agent.out" ||
+    { echo "demo: proflink-agent failed" >&2; exit 1; }
+grep -v 'flame graph' "$WORK/agent.out" | short 160 | awk '
         /^Stacks/ { stacks = 1; print; next }
         stacks && /^  / { if (++n <= 12) print; else if (n == 13) print "  … (more stacks)"; next }
         { stacks = 0; print }'
@@ -170,4 +177,8 @@ print("demo: in a profiling UI each stack-trace id is one sampled stack (its fra
       "ids with their counts are where that request spent its CPU time, so the trace view can show "
       "the profile of one request.")
 EOF
+
+heading "7. A flame graph per request: where each trace spent its CPU (open in a browser)"
+grep 'flame graph' "$WORK/agent.out" | sed 's/^proflink-agent: //'
+echo "(the words used here: $ROOT/docs/glossary.md)"
 echo "demo: done in $(( ($(date +%s%N) - DEMO_START) / 1000000 )) ms"

@@ -162,7 +162,7 @@ static size_t count_at(const struct node *n, size_t level)
 
 /* One graph of the lines selected (keep[i] != 0) into path; 0 or -1 with errno. */
 static int render(const struct line *v, size_t n, const char *keep, const char *title,
-                  const char *path)
+                  const char *path, unsigned long *samples)
 {
     struct node root = {0};
     size_t depth = 0;
@@ -200,9 +200,59 @@ static int render(const struct line *v, size_t n, const char *keep, const char *
             AGENT_FLAME_WIDTH / 2, root.count, root.count == 1 ? "" : "s", procs,
             procs == 1 ? "" : "es", txns, txns == 1 ? "" : "s");
     draw(f, &root, LEVEL_TRACE, PAD, AGENT_FLAME_WIDTH - 2 * PAD, (double)root.count, height);
+    *samples = root.count;
     fputs("</svg>\n", f);
     node_free(&root);
     return fclose(f) == 0 ? 0 : -1;
+}
+
+/* What was written, for the listing and the index. */
+struct graph {
+    char path[PATH_MAX + 192], trace[64], txn[64];
+    unsigned long samples;
+};
+
+static int cmp_graph(const void *a, const void *b)
+{
+    const struct graph *x = a, *y = b;
+    if (x->samples != y->samples)
+        return x->samples < y->samples ? 1 : -1;
+    return strcmp(x->path, y->path);
+}
+
+static struct graph *add_graph(struct graph **g, size_t *n, size_t *cap)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        struct graph *ng = realloc(*g, nc * sizeof *ng);
+        if (!ng)
+            return NULL;
+        *g = ng;
+        *cap = nc;
+    }
+    struct graph *e = &(*g)[(*n)++];
+    memset(e, 0, sizeof *e);
+    return e;
+}
+
+/* DIR/index.html: every graph, most samples first, each a link (a file:// page, no script). */
+static int write_index(const char *path, const struct graph *g, size_t n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>proflink flame "
+               "graphs</title></head>\n<body style=\"font-family: monospace\">\n<h1>proflink "
+               "flame graphs</h1>\n<p>%zu graph%s, most samples first</p>\n<ol>\n",
+            n, n == 1 ? "" : "s");
+    for (size_t i = 0; i < n; i++) {
+        const char *file = strrchr(g[i].path, '/') + 1;
+        fprintf(f, "<li><a href=\"%s\">trace %s%s%s</a>: %lu sample%s</li>\n", file, g[i].trace,
+                g[i].txn[0] ? ", transaction " : "", g[i].txn, g[i].samples,
+                g[i].samples == 1 ? "" : "s");
+    }
+    fputs("</ol>\n</body></html>\n", f);
+    return fclose(f);
 }
 
 static int cmp_line(const void *a, const void *b)
@@ -269,9 +319,29 @@ static void frame_word(const char *s, int k, char *out, size_t cap)
     snprintf(out, cap, "%.*s", (int)(b > from ? b - from : 0), s + from);
 }
 
+/* mkdir -p: the directory and its missing parents. */
+static int make_dirs(const char *dir)
+{
+    char p[PATH_MAX];
+    if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = 0;
+        if (mkdir(p, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *s = '/';
+    }
+    return mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
 int agent_flame_write(FILE *in, const char *dir, FILE *report, char *err, size_t cap)
 {
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+    err[0] = 0;
+    if (make_dirs(dir) != 0) {
         snprintf(err, cap, "cannot create %s: %s", dir, strerror(errno));
         return -1;
     }
@@ -280,27 +350,30 @@ int agent_flame_write(FILE *in, const char *dir, FILE *report, char *err, size_t
         snprintf(err, cap, "%s: %s", dir, strerror(errno));
         return -1;
     }
-    size_t n;
+    size_t n, ng = 0, gcap = 0;
     struct line *v = read_lines(in, &n);
+    struct graph *g = NULL, *e;
     char *keep = calloc(n + 1, 1);
-    int written = 0;
-    for (size_t i = 0; keep && i < n;) {
+    int failed = !keep;
+    for (size_t i = 0; !failed && i < n;) {
         size_t tl = prefix_len(v[i].stack, 1), j = i;
         while (j < n && prefix_len(v[j].stack, 1) == tl && !strncmp(v[j].stack, v[i].stack, tl))
             j++;
-        char trace[64], path[PATH_MAX + 192], title[256];
-        frame_word(v[i].stack, LEVEL_TRACE, trace, sizeof trace);
-        memset(keep, 0, n);
-        memset(keep + i, 1, j - i);
-        snprintf(path, sizeof path, "%s/trace-%s.svg", abs, trace);
-        snprintf(title, sizeof title, "proflink flame graph: trace %s", trace);
-        if (render(v, n, keep, title, path) != 0) {
-            snprintf(err, cap, "cannot write %s: %s", path, strerror(errno));
-            written = -1;
+        char title[256];
+        if (!(e = add_graph(&g, &ng, &gcap))) {
+            failed = 1;
             break;
         }
-        written++;
-        fprintf(report, "proflink-agent: flame graph of trace %s: %s\n", trace, path);
+        frame_word(v[i].stack, LEVEL_TRACE, e->trace, sizeof e->trace);
+        memset(keep, 0, n);
+        memset(keep + i, 1, j - i);
+        snprintf(e->path, sizeof e->path, "%s/trace-%s.svg", abs, e->trace);
+        snprintf(title, sizeof title, "proflink flame graph: trace %s", e->trace);
+        if (render(v, n, keep, title, e->path, &e->samples) != 0) {
+            snprintf(err, cap, "cannot write %s: %s", e->path, strerror(errno));
+            failed = 1;
+            break;
+        }
         /* one more per transaction when the trace has several */
         size_t ntx = 0;
         for (size_t k = i; k < j; k++) {
@@ -319,26 +392,47 @@ int agent_flame_write(FILE *in, const char *dir, FILE *report, char *err, size_t
                 continue;
             for (size_t m = i; m < j; m++)
                 keep[m] = prefix_len(v[m].stack, 3) == pk && !strncmp(v[m].stack, v[k].stack, pk);
-            char txn[64];
-            frame_word(v[k].stack, LEVEL_TXN, txn, sizeof txn);
-            snprintf(path, sizeof path, "%s/trace-%s-txn-%s.svg", abs, trace, txn);
-            snprintf(title, sizeof title, "proflink flame graph: trace %s, transaction %s", trace, txn);
-            if (render(v, n, keep, title, path) != 0) {
-                snprintf(err, cap, "cannot write %s: %s", path, strerror(errno));
-                written = -1;
+            const char *trace = g[ng - 1].trace;
+            if (!(e = add_graph(&g, &ng, &gcap))) {
+                failed = 1;
                 break;
             }
-            written++;
-            fprintf(report, "proflink-agent: flame graph of trace %s transaction %s: %s\n", trace,
-                    txn, path);
+            snprintf(e->trace, sizeof e->trace, "%s", trace);
+            frame_word(v[k].stack, LEVEL_TXN, e->txn, sizeof e->txn);
+            snprintf(e->path, sizeof e->path, "%s/trace-%s-txn-%s.svg", abs, e->trace, e->txn);
+            snprintf(title, sizeof title, "proflink flame graph: trace %s, transaction %s",
+                     e->trace, e->txn);
+            if (render(v, n, keep, title, e->path, &e->samples) != 0) {
+                snprintf(err, cap, "cannot write %s: %s", e->path, strerror(errno));
+                failed = 1;
+                break;
+            }
         }
-        if (written < 0)
-            break;
         i = j;
+    }
+    if (!failed && ng) {
+        qsort(g, ng, sizeof *g, cmp_graph);
+        for (size_t i = 0; i < ng && i < AGENT_FLAME_LISTED; i++)
+            fprintf(report, "proflink-agent: flame graph of trace %s%s%s (%lu samples): %s\n",
+                    g[i].trace, g[i].txn[0] ? " transaction " : "", g[i].txn, g[i].samples,
+                    g[i].path);
+        char index[PATH_MAX + 16];
+        snprintf(index, sizeof index, "%s/index.html", abs);
+        if (write_index(index, g, ng) != 0) {
+            snprintf(err, cap, "cannot write %s: %s", index, strerror(errno));
+            failed = 1;
+        } else {
+            fprintf(report, "proflink-agent: %zu flame graph%s%s, all listed in %s\n", ng,
+                    ng == 1 ? "" : "s", ng > AGENT_FLAME_LISTED ? " (the most sampled above)" : "",
+                    index);
+        }
     }
     for (size_t i = 0; i < n; i++)
         free(v[i].stack);
     free(v);
     free(keep);
-    return written;
+    free(g);
+    if (failed && !err[0])
+        snprintf(err, cap, "out of memory");
+    return failed ? -1 : (int)ng;
 }

@@ -13,12 +13,15 @@
  * frame narrower than a tenth of a pixel is left out (with everything above it). */
 #define AGENT_FLAME_WIDTH 1200
 #define AGENT_FLAME_MIN_PX 0.1
+/* A demo's run holds a hundred traces: the report names the most sampled, index.html all. */
+#define AGENT_FLAME_LISTED 8
 
 /* Reads the folded lines of in (from its start) and writes DIR/trace-<id>.svg per trace, and
- * DIR/trace-<id>-txn-<id>.svg per transaction of a trace with several; DIR is created when
- * missing. Each path written, made absolute, is printed on report as
- * "proflink-agent: flame graph of trace <id>[ transaction <id>]: <path>". Returns the number of
- * files written, or -1 with err. */
+ * DIR/trace-<id>-txn-<id>.svg per transaction of a trace with several, and DIR/index.html
+ * linking them all, most samples first; DIR is created when missing. The most sampled graphs'
+ * paths, made absolute, are printed on report as "proflink-agent: flame graph of trace
+ * <id>[ transaction <id>] (N samples): <path>", then the index's. Returns the number of graphs
+ * written, or -1 with err. */
 int agent_flame_write(FILE *in, const char *dir, FILE *report, char *err, size_t cap);
 
 #endif
