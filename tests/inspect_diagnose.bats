@@ -69,7 +69,7 @@ fails() {
 
 @test "fix: not selected by PROFLINK_INCLUDE" {
     bg LD_PRELOAD="$LIB" PROFLINK_INCLUDE='*/python*' sleep 60
-    fails storage "probably not selected by its environment (PROFLINK_INCLUDE=*/python*"
+    fails storage "not selected: /usr/bin/sleep is not matched by PROFLINK_INCLUDE=*/python* (its environment)"
 }
 
 @test "fix: the socket file was removed" {
@@ -130,12 +130,18 @@ fails() {
     off=$PID
     bg sleep 60
     plain=$PID
+    bg LD_PRELOAD="$LIB" sleep 60
+    wait_attachable "$PID"
+    rm -f "$SOCKDIR"/proflink-"$PID"-*.sock
+    broken=$PID
     run "$INSPECT" --all
     echo "$output"
-    [ "$status" -eq 1 ] # the disabled one is not attachable
+    [ "$status" -eq 1 ] # the one without its socket is not attachable
     grep -qE "^$ok +/usr/bin/sleep +all-ok +attachable$" <<<"$output"
-    grep -qE "^$off +/usr/bin/sleep +- +FAIL: .*NULL" <<<"$output"
-    grep -qE '^[0-9]+ process(es)? map proflink \([0-9]+ not attachable\); the profiler has 128 process slots' <<<"$output"
+    # disabled on purpose: excluded, not a failure
+    grep -qE "^$off +/usr/bin/sleep +- +excluded: disabled by ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=false in its environment" <<<"$output"
+    grep -qE "^$broken +/usr/bin/sleep +unknown_service:sleep +FAIL: " <<<"$output"
+    grep -qE '^[0-9]+ process(es)? map proflink \([0-9]+ not attachable, [0-9]+ excluded on purpose\); the profiler has 128 process slots' <<<"$output"
     run ! grep -qE "^$plain " <<<"$output"
 }
 
@@ -155,12 +161,15 @@ fails() {
 }
 
 @test "the socket queue length of the target's own network namespace: WARN and fix when low" {
-    # a network namespace of its own (unshare -n), with a queue length the host does not have
+    # a network namespace of its own (unshare -n), with a queue length the host does not have;
+    # a FIFO, so that proflink's threads read the socket (without them the queue is not the limit)
+    mkfifo -m 600 "$BATS_TEST_TMPDIR/fifo"
     unshare -n sh -c 'sysctl -qw net.unix.max_dgram_qlen=37 && exec "$@"' sh \
-        env LD_PRELOAD="$LIB" sleep 60 &
+        env LD_PRELOAD="$LIB" PROFLINK_FIFO="$BATS_TEST_TMPDIR/fifo" sleep 60 &
     PID=$!
     PIDS+=("$PID")
     wait_attachable "$PID"
+    for _ in $(seq 100); do grep -qx proflink-intake /proc/"$PID"/task/*/comm 2>/dev/null && break; sleep 0.05; done
     run "$INSPECT" "$PID"
     [ "$status" = 0 ]
     grep -q "^WARN  qlen     net.unix.max_dgram_qlen is 37 in the target's network namespace" <<<"$output"
@@ -172,4 +181,87 @@ fails() {
     run "$INSPECT" "$PID"
     grep -q "^INFO  qlen     net.unix.max_dgram_qlen 1000 in the target's network namespace" <<<"$output"
     refute grep -q '^WARN  qlen' <<<"$output"
+}
+
+@test "--all: a process that /etc/proflink/proflink.conf excludes is listed as excluded, not FAIL" {
+    # the configuration file exists only in the target's own mount namespace
+    conf=$BATS_TEST_TMPDIR/etc-proflink
+    mkdir -p "$conf"
+    printf '# test\nPROFLINK_EXCLUDE = /usr/bin/sleep\n' >"$conf/proflink.conf"
+    chmod 0644 "$conf/proflink.conf"
+    chmod 0755 "$conf"
+    mkdir -p /etc/proflink 2>/dev/null || skip "no /etc/proflink mount point"
+    unshare -m sh -c 'mount --bind "$1" /etc/proflink && shift && exec env "$@"' sh "$conf" \
+        LD_PRELOAD="$LIB" sleep 60 &
+    PID=$!
+    PIDS+=("$PID")
+    for _ in $(seq 100); do grep -q elastic-jvmti-linux "/proc/$PID/maps" 2>/dev/null && break; sleep 0.05; done
+    grep -q elastic-jvmti-linux "/proc/$PID/maps" || skip "unshare -m is not permitted here"
+    run "$INSPECT" --all
+    echo "$output"
+    grep -qE "^$PID +/usr/bin/sleep +- +excluded: not selected: /usr/bin/sleep is matched by PROFLINK_EXCLUDE=/usr/bin/sleep \(/etc/proflink/proflink.conf\)" <<<"$output"
+    refute grep -qE "^$PID .*FAIL" <<<"$output"
+    fails storage "not selected: /usr/bin/sleep is matched by PROFLINK_EXCLUDE=/usr/bin/sleep (/etc/proflink/proflink.conf)"
+}
+
+@test "fix: the glibc build in a musl program says so, with the musl build and proflink-run" {
+    libc_independent # the glibc library and a musl program, whatever the variant
+    local prog=$ROOT/build/tests/musl/api_demo_service
+    [ -x "$prog" ] || skip "no musl build of the test programs (musl-tools)"
+    bg LD_PRELOAD="$ROOT/build/elastic-jvmti-linux-proflink-$ARCH.so" "$prog" -s 30 -t 1
+    fails storage "this is a musl program (/lib/ld-musl-$ARCH.so.1 is its loader) but the glibc build of proflink is loaded"
+    grep -q "preload the musl build (build/musl/elastic-jvmti-linux-proflink-musl-ARCH.so" <<<"$output"
+    grep -q "or start the program with proflink-run, which picks it" <<<"$output"
+}
+
+@test "fix: no writable socket directory (a read-only /tmp) is named as the cause" {
+    # /tmp read-only in the target's own mount namespace, as in a container with a read-only root
+    unshare -m sh -c 'mount -t tmpfs -o ro tmpfs /tmp && exec env "$@"' sh LD_PRELOAD="$LIB" sleep 60 \
+        2>"$BATS_TEST_TMPDIR/bg.err" &
+    PID=$!
+    PIDS+=("$PID")
+    for _ in $(seq 100); do grep -q elastic-jvmti-linux "/proc/$PID/maps" 2>/dev/null && break; sleep 0.05; done
+    grep -q elastic-jvmti-linux "/proc/$PID/maps" || skip "unshare -m is not permitted here"
+    fails storage "proflink found no directory for its socket: "
+    grep -q "fix: .*/tmp is on a read-only file system (in the process's mount namespace)" <<<"$output"
+    grep -q "Give it a writable one: ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR=DIR" <<<"$output"
+}
+
+@test "qlen: not root and another network namespace: the check says it was skipped and why" {
+    [ "$(id -u)" = 0 ] || skip "needs root (to start a target in a network namespace of its own)"
+    chmod 1777 "$SOCKDIR" # the target runs as nobody
+    unshare -n setpriv --reuid 65534 --regid 65534 --clear-groups env LD_PRELOAD="$LIB" sleep 60 &
+    PID=$!
+    PIDS+=("$PID")
+    wait_attachable "$PID"
+    run setpriv --reuid=65534 --regid=65534 --clear-groups "$INSPECT" --no-threads "$PID"
+    echo "$output"
+    grep -q "^SKIP  qlen     net.unix.max_dgram_qlen not checked: joining its network namespace (setns) needs root" <<<"$output"
+    # in the inspector's own namespace no privilege is needed: the value is read
+    chmod 1777 "$SOCKDIR"
+    setpriv --reuid 65534 --regid 65534 --clear-groups env LD_PRELOAD="$LIB" sleep 60 &
+    PIDS+=("$!")
+    wait_attachable "$!"
+    run setpriv --reuid=65534 --regid=65534 --clear-groups "$INSPECT" --no-threads "$!"
+    grep -qE "^(INFO|WARN)  qlen     net.unix.max_dgram_qlen (is )?[0-9]+ in the target's network namespace" <<<"$output"
+}
+
+@test "reader: says when nothing in the process reads its socket, and when proflink's threads do" {
+    bg LD_PRELOAD="$LIB" sleep 60
+    wait_attachable "$PID"
+    run "$INSPECT" --no-threads "$PID"
+    grep -q "^INFO  reader   nothing in the process reads its profiler socket: proflink's intake and reader threads are not running" <<<"$output"
+    # then the socket's queue length is not what loses messages: no WARN about it
+    refute grep -q '^WARN  qlen' <<<"$output"
+    grep -A1 '^INFO  reader' <<<"$output" | grep -q 'fix: if the service should get them, set PROFLINK_FIFO=PATH'
+    "$INSPECT" --json --no-threads "$PID" >"$BATS_TEST_TMPDIR/inspect.json" || true
+    [ "$(jget "j['socket_reader']")" = false ]
+    mkfifo -m 600 "$BATS_TEST_TMPDIR/fifo"
+    bg LD_PRELOAD="$LIB" PROFLINK_FIFO="$BATS_TEST_TMPDIR/fifo" sleep 60
+    wait_attachable "$PID"
+    for _ in $(seq 100); do grep -qx proflink-intake /proc/"$PID"/task/*/comm 2>/dev/null && break; sleep 0.05; done
+    run "$INSPECT" --no-threads "$PID"
+    grep -q "^INFO  reader   proflink's intake thread receives the profiler's messages" <<<"$output"
+    "$INSPECT" --json --no-threads "$PID" >"$BATS_TEST_TMPDIR/inspect.json" || true
+    [ "$(jget "j['socket_reader']")" = true ]
 }

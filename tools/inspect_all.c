@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "inspect_checks.h"
+#include "inspect_selection.h"
 
 /* 1 if /proc/PID/maps names a proflink library (by the profiler's file-name rule) */
 static int maps_proflink(pid_t pid)
@@ -43,7 +44,7 @@ int inspect_all(void)
     }
     static struct inspect_report r; /* large: keep it off the stack */
     static const struct inspect_options no_threads = {.threads = 0};
-    int n = 0, failing = 0;
+    int n = 0, failing = 0, excluded = 0;
     struct dirent *e;
     printf("%-8s %-40s %-24s %s\n", "PID", "EXECUTABLE", "SERVICE", "STATE");
     while ((e = readdir(d))) {
@@ -65,15 +66,24 @@ int inspect_all(void)
             snprintf(service, sizeof service, "%.*s", (int)r.t.storage.service_name.len,
                      r.t.storage.service_name.s);
         n++;
-        failing += why != NULL;
-        printf("%-8ld %-40s %-24s %s%s\n", pid, exe, service, why ? "FAIL: " : "attachable",
-               why ? why : "");
+        /* off on purpose (proflink.conf, its environment, setuid): not a failure */
+        char reason[INSPECT_FIX_MAX];
+        const char *state = why ? "FAIL: " : "attachable";
+        if (why && r.c[C_STORAGE].st == ST_FAIL && inspect_excluded((pid_t)pid, reason, sizeof reason)) {
+            state = "excluded: ";
+            why = reason;
+            excluded++;
+        } else {
+            failing += why != NULL;
+        }
+        printf("%-8ld %-40s %-24s %s%s\n", pid, exe, service, state, why ? why : "");
         inspect_report_free(&r);
         memset(&r, 0, sizeof r);
     }
     closedir(d);
-    printf("%d process%s map proflink (%d not attachable); the profiler has %d process slots%s\n", n,
-           n == 1 ? "" : "es", failing, PROFILER_PROCESS_SLOTS,
+    printf("%d process%s map proflink (%d not attachable, %d excluded on purpose); the profiler "
+           "has %d process slots%s\n",
+           n, n == 1 ? "" : "es", failing, excluded, PROFILER_PROCESS_SLOTS,
            n > PROFILER_PROCESS_SLOTS ? ": more processes than slots, some will not be profiled "
                                          "(fix: restrict with PROFLINK_INCLUDE/EXCLUDE)"
                                        : "");

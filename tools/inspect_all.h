@@ -6,8 +6,9 @@
 /* The apmint profiler keeps state for at most this many processes at once. */
 #define PROFILER_PROCESS_SLOTS 128
 
-/* Prints the list; returns 0 when every listed process is attachable and they fit the slots,
- * 1 otherwise. */
+/* Prints the list; returns 0 when every listed process is attachable or excluded on purpose
+ * (inspect_selection.h: proflink.conf, its environment, setuid) and they fit the slots, 1
+ * otherwise. */
 int inspect_all(void);
 
 #endif

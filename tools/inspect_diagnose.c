@@ -1,14 +1,17 @@
 /* inspect_diagnose.c — see inspect_diagnose.h. */
 #include "inspect_diagnose.h"
 
-#include <elf.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/auxv.h>
 #include <unistd.h>
+#include <elf.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include "inspect_selection.h"
 
 #include "target_socket.h"
 #include "target_util.h"
@@ -19,7 +22,6 @@
 /* A library is a few MB at most; reading more to find a symbol name would only cost time. */
 #define SCAN_MAX (32u << 20)
 #define ENVIRON_MAX (256u << 10)
-#define CONF_MAX 8192
 
 static char buf[ENVIRON_MAX + 1];
 
@@ -103,70 +105,172 @@ static int diagnose_mapping(pid_t pid, char *fix, size_t cap)
     return 0;
 }
 
-/* value of NAME in a NUL-separated environment block of len bytes, or NULL */
-static const char *env_in(const char *block, size_t len, const char *name)
+/* The path of the first mapped file whose name contains needle, into out; 1 when found. */
+static int mapped(pid_t pid, const char *needle, char *out, size_t cap)
 {
-    size_t n = strlen(name);
-    for (const char *p = block; p < block + len; p += strlen(p) + 1)
-        if (!strncmp(p, name, n) && p[n] == '=')
-            return p + n + 1;
+    char path[64], line[PATH_MAX + 128];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        char *file = strchr(line, '/');
+        if (file && strstr(file, needle)) {
+            file[strcspn(file, "\n")] = 0;
+            snprintf(out, cap, "%s", file);
+            found = 1;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* The program's ELF interpreter (PT_INTERP of /proc/PID/exe) into out; 1 when found. Its name
+ * says the C library: ld-musl-* or ld-linux-* (the mapped file may be a resolved symlink such as
+ * Debian's /usr/lib/x86_64-linux-musl/libc.so). */
+static int interpreter(pid_t pid, char *out, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+    Elf64_Ehdr eh;
+    if (fd < 0)
+        return 0;
+    if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+        eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr))
+        for (unsigned i = 0; !found && i < eh.e_phnum; i++) {
+            Elf64_Phdr ph;
+            if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + i * sizeof ph)) != (ssize_t)sizeof ph)
+                break;
+            if (ph.p_type != PT_INTERP || ph.p_filesz == 0 || ph.p_filesz >= cap)
+                continue;
+            found = pread(fd, out, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz;
+            out[ph.p_filesz] = 0;
+        }
+    close(fd);
+    return found;
+}
+
+/* One build of proflink in a program of the other C library: it loads, sees that, and stays
+ * inactive (preload/libc_check.c). */
+static int diagnose_libc(pid_t pid, char *fix, size_t cap)
+{
+    char loader[PATH_MAX], lib[PATH_MAX];
+    if (!mapped(pid, "/elastic-jvmti-linux-", lib, sizeof lib))
+        return 0;
+    int musl_lib = strstr(lib, "-musl-") != NULL;
+    if (!interpreter(pid, loader, sizeof loader))
+        return 0;
+    if (!musl_lib && strstr(loader, "/ld-musl-")) {
+        snprintf(fix, cap,
+                 "this is a musl program (%s is its loader) but the glibc build of proflink is "
+                 "loaded (%s), which stays inactive there; preload the musl build "
+                 "(build/musl/elastic-jvmti-linux-proflink-musl-ARCH.so, installed as "
+                 "lib/proflink/musl/) or start the program with proflink-run, which picks it",
+                 loader, lib);
+        return 1;
+    }
+    if (musl_lib && strstr(loader, "/ld-linux-")) {
+        snprintf(fix, cap,
+                 "this is a glibc program (%s is its loader) but the musl build of proflink is "
+                 "loaded (%s), which stays inactive there; preload the glibc build "
+                 "(elastic-jvmti-linux-proflink-ARCH.so) or start the program with proflink-run, "
+                 "which picks it",
+                 loader, lib);
+        return 1;
+    }
+    return 0;
+}
+
+/* The value of NAME in pid's environment, into out; NULL when unset. */
+static const char *env_of(pid_t pid, const char *name, char *out, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+    ssize_t n = slurp(path, ENVIRON_MAX);
+    size_t len = strlen(name);
+    for (const char *p = buf; n > 0 && p < buf + n; p += strlen(p) + 1)
+        if (!strncmp(p, name, len) && p[len] == '=') {
+            snprintf(out, cap, "%s", p + len + 1);
+            return out;
+        }
     return NULL;
 }
 
-static int secure_exec(pid_t pid)
+/* Why pid (effective ids from /proc/PID/status) cannot create a file in dir (seen under its
+ * root), or NULL when it can. */
+static const char *dir_unusable(pid_t pid, const char *dir, char *why, size_t cap)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/auxv", (int)pid);
-    ssize_t n = slurp(path, 4096);
-    for (ssize_t i = 0; i + (ssize_t)sizeof(Elf64_auxv_t) <= n; i += (ssize_t)sizeof(Elf64_auxv_t)) {
-        Elf64_auxv_t a;
-        memcpy(&a, buf + i, sizeof a);
-        if (a.a_type == AT_SECURE)
-            return a.a_un.a_val != 0;
+    char path[PATH_MAX + 64], status[64];
+    struct stat st;
+    struct statvfs vfs;
+    snprintf(path, sizeof path, "/proc/%d/root%s", (int)pid, dir);
+    if (stat(path, &st) != 0) {
+        snprintf(why, cap, "%s: %s", dir, strerror(errno));
+        return why;
     }
-    return 0;
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(why, cap, "%s is not a directory", dir);
+        return why;
+    }
+    if (statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_RDONLY)) {
+        snprintf(why, cap, "%s is on a read-only file system (in the process's mount namespace)", dir);
+        return why;
+    }
+    unsigned euid = 0, egid = 0;
+    snprintf(status, sizeof status, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(status, "re");
+    char line[256];
+    while (f && fgets(line, sizeof line, f)) {
+        sscanf(line, "Uid: %*u %u", &euid);
+        sscanf(line, "Gid: %*u %u", &egid);
+    }
+    if (f)
+        fclose(f);
+    int w = euid == 0 || (st.st_uid == euid ? (st.st_mode & S_IWUSR) != 0
+                          : st.st_gid == egid ? (st.st_mode & S_IWGRP) != 0
+                                              : (st.st_mode & S_IWOTH) != 0);
+    if (!w) {
+        snprintf(why, cap, "%s (mode %04o, owner %u:%u) is not writable by the process's uid %u",
+                 dir, (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid, (unsigned)st.st_gid, euid);
+        return why;
+    }
+    return NULL;
 }
 
-/* Why a loaded proflink published nothing: its environment, the system configuration, or a
- * setuid program. */
+/* No directory proflink tries for its socket (the configured one, $TMPDIR, /tmp) is usable:
+ * read-only (a container's read-only root), missing or not writable by the process's user. */
+static int diagnose_socket_dir(pid_t pid, char *fix, size_t cap)
+{
+    char dirs[3][PATH_MAX], why[3][PATH_MAX + 128];
+    const char *cand[3];
+    int n = 0;
+    if (env_of(pid, ENV_PREFIX "SOCKET_DIR", dirs[n], sizeof dirs[n]))
+        cand[n] = dirs[n], n++;
+    if (env_of(pid, "TMPDIR", dirs[n], sizeof dirs[n]) && dirs[n][0])
+        cand[n] = dirs[n], n++;
+    cand[n++] = "/tmp";
+    for (int i = 0; i < n; i++)
+        if (!dir_unusable(pid, cand[i], why[i], sizeof why[i]))
+            return 0; /* a usable one exists: not the cause */
+    int len = snprintf(fix, cap, "proflink found no directory for its socket: ");
+    for (int i = 0; i < n && len > 0 && (size_t)len < cap; i++)
+        len += snprintf(fix + len, cap - (size_t)len, "%s%s", i ? "; " : "", why[i]);
+    if (len > 0 && (size_t)len < cap)
+        snprintf(fix + len, cap - (size_t)len,
+                 ". Give it a writable one: %sSOCKET_DIR=DIR (a container: a tmpfs or emptyDir "
+                 "volume there), readable by the profiler through /proc/PID/root",
+                 ENV_PREFIX);
+    return 1;
+}
+
+/* Why a loaded proflink published nothing: excluded on purpose, the other C library's build, no
+ * directory for its socket. */
 static int diagnose_disabled(pid_t pid, char *fix, size_t cap)
 {
-    char path[PATH_MAX];
-    if (secure_exec(pid)) {
-        snprintf(fix, cap, "the program is setuid/setgid (secure-exec); proflink never activates "
-                           "there, since its environment is not to be trusted");
-        return 1;
-    }
-    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
-    ssize_t n = slurp(path, ENVIRON_MAX);
-    const char *v;
-    if (n > 0) {
-        if ((v = env_in(buf, (size_t)n, ENV_PREFIX "ENABLED")) && !strcasecmp(v, "false")) {
-            snprintf(fix, cap, "disabled by %sENABLED=false in its environment; remove it or set true",
-                     ENV_PREFIX);
-            return 1;
-        }
-        const char *inc = env_in(buf, (size_t)n, "PROFLINK_INCLUDE");
-        const char *exc = env_in(buf, (size_t)n, "PROFLINK_EXCLUDE");
-        if (inc || exc) {
-            snprintf(fix, cap,
-                     "probably not selected by its environment (PROFLINK_INCLUDE=%.200s "
-                     "PROFLINK_EXCLUDE=%.200s); make the globs match the executable's path",
-                     inc ? inc : "", exc ? exc : "");
-            return 1;
-        }
-    }
-    snprintf(path, sizeof path, "/proc/%d/root/etc/proflink/proflink.conf", (int)pid);
-    n = slurp(path, CONF_MAX);
-    if (n > 0 && (strstr(buf, "ENABLED") || strstr(buf, "PROFLINK_INCLUDE") ||
-                  strstr(buf, "PROFLINK_EXCLUDE"))) {
-        snprintf(fix, cap,
-                 "the system configuration /etc/proflink/proflink.conf disables or does not "
-                 "select this program (ENABLED, PROFLINK_INCLUDE/EXCLUDE there); change it, or "
-                 "set the variable in the program's environment, which wins");
-        return 1;
-    }
-    return 0;
+    return inspect_excluded(pid, fix, cap) || diagnose_libc(pid, fix, cap) ||
+           diagnose_socket_dir(pid, fix, cap);
 }
 
 void inspect_fix(pid_t pid, const char *check, char *fix, size_t cap)
