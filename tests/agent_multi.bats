@@ -1,0 +1,175 @@
+#!/usr/bin/env bats
+# serial: samples the CPU of its targets and counts the samples
+# proflink-agent on the services a new user meets first: several processes at once (PIDs,
+# --pidof NAME, --children for a pre-fork parent and its workers), each reported; a process
+# where nothing reads the socket (no tracer, no FIFO) said to be that, not a queue length; and
+# the flame graphs of each trace: folded stacks and a self-contained SVG that a real browser
+# (headless Chromium) renders.
+# shellcheck shell=bash
+load helpers
+bats_require_minimum_version 1.5.0
+
+AGENT=$ROOT/build/proflink-agent
+TRACE=4bf92f3577b34da6a3ce929d0e0e4736
+
+setup() {
+    setup_sockdir
+    PIDS=()
+}
+
+teardown() {
+    stop_pids "${PIDS[@]}"
+    rm -rf "$SOCKDIR"
+}
+
+# prefork NAME: a parent (bash) under the library with two workers: the demo service copied as
+# NAME (a name no other process of the machine has). Sets PARENT and WORKERS.
+prefork() {
+    cp "$HELPERS/api_demo_service" "$BATS_TEST_TMPDIR/$1"
+    LD_PRELOAD=$LIB ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=true \
+        bash -c '"$1" -s 8 -t 2 & "$1" -s 8 -t 2 & wait' sh "$BATS_TEST_TMPDIR/$1" \
+        >/dev/null 2>&1 3>&- &
+    PARENT=$!
+    PIDS+=("$PARENT")
+    for _ in $(seq 100); do [ "$(pgrep -c -P "$PARENT")" = 2 ] && break; sleep 0.05; done
+    mapfile -t WORKERS < <(pgrep -P "$PARENT")
+    [ "${#WORKERS[@]}" -eq 2 ]
+    PIDS+=("${WORKERS[@]}")
+    for w in "${WORKERS[@]}"; do wait_attachable "$w"; done
+}
+
+@test "agent: no process named is a clear usage error, not a bare usage line" {
+    run "$AGENT" -d 1
+    [ "$status" -eq 2 ]
+    grep -q '^proflink-agent: no process given: name one or more PIDs, or --pidof NAME$' <<<"$output"
+    run "$AGENT" -d 1 --pidof "no-such-program-$$"
+    [ "$status" -eq 2 ]
+    grep -q "^proflink-agent: no process named no-such-program-$$\$" <<<"$output"
+    run "$AGENT" -d 1 12 x
+    [ "$status" -eq 2 ]
+    grep -q '^proflink-agent: not a process id: x$' <<<"$output"
+}
+
+@test "agent: several processes at once (--pidof, --children), each reported, JSON per process" {
+    not_emulated "ptrace of an emulated process"
+    local name=plsvc$$
+    prefork "$name"
+    run "$AGENT" -d 1.5 -f 50 -n 2 -o "$BATS_TEST_TMPDIR/agent.json" --pidof "$name"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    for w in "${WORKERS[@]}"; do
+        grep -q "^=== pid $w (${name:0:15}), process [12] of 2$" <<<"$output"
+        grep -q "^proflink-agent: attached to pid $w, " <<<"$output"
+    done
+    grep -q '^proflink-agent: 2 processes: 2 sampled, 0 not attachable, 0 could not be traced$' <<<"$output"
+    "$PY" - "$BATS_TEST_TMPDIR/agent.json" "${WORKERS[@]}" <<'EOF2'
+import json, sys
+j = json.load(open(sys.argv[1]))
+pids = sorted(int(p) for p in sys.argv[2:])
+assert [p["pid"] for p in j["processes"]] == pids, j
+for p in j["processes"]:
+    assert p["samples_with_trace"] > 5 and p["transactions"], p["pid"]
+EOF2
+    # the whole tree: the parent too (a process without traces is sampled all the same)
+    "$AGENT" -d 1 -f 20 --json --children "$PARENT" >"$BATS_TEST_TMPDIR/tree.json"
+    "$PY" - "$BATS_TEST_TMPDIR/tree.json" "$PARENT" "${WORKERS[@]}" <<'EOF2'
+import json, sys
+j = json.load(open(sys.argv.pop(1)))
+assert sorted(p["pid"] for p in j["processes"]) == sorted(int(p) for p in sys.argv[1:]), j
+EOF2
+}
+
+@test "agent: a process where nothing reads the socket is said to be that, not a queue length" {
+    libc_independent # bash with the glibc library: the reader threads are the library's
+    not_emulated "ptrace of an emulated process"
+    local glibc_lib=$ROOT/build/elastic-jvmti-linux-proflink-$ARCH.so
+    # the whole process runs inside a trace (TRACEPARENT), busy, with no tracer and no FIFO
+    TRACEPARENT=00-$TRACE-00f067aa0ba902b7-01 LD_PRELOAD=$glibc_lib \
+        bash -c 'while :; do :; done' 3>&- &
+    PIDS+=("$!")
+    local busy=$!
+    wait_attachable "$busy"
+    run "$AGENT" -d 1 -f 100 "$busy"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    grep -q "^proflink-agent: nothing in pid $busy reads its socket: proflink's reader threads are not running" <<<"$output"
+    refute grep -q 'net.unix.max_dgram_qlen messages, 10 by default' <<<"$output"
+    # with a FIFO the library's threads read the socket: no such line
+    mkfifo -m 600 "$BATS_TEST_TMPDIR/fifo"
+    TRACEPARENT=00-$TRACE-00f067aa0ba902b7-01 LD_PRELOAD=$glibc_lib PROFLINK_FIFO=$BATS_TEST_TMPDIR/fifo \
+        bash -c 'while :; do :; done' 3>&- &
+    PIDS+=("$!")
+    wait_attachable "$!"
+    for _ in $(seq 100); do grep -qx proflink-intake /proc/"$!"/task/*/comm 2>/dev/null && break; sleep 0.05; done
+    run "$AGENT" -d 1 -f 100 --json "$!"
+    [ "$status" -eq 0 ]
+    [ "$("$PY" -c 'import json,sys; print(json.load(sys.stdin)["socket_reader"])' <<<"$output")" = True ]
+}
+
+# chromium_or_skip: Debian's Chromium, installed here when missing (root, apt reachable), else
+# the test is skipped with the reason. Only this suite needs a browser.
+chromium_or_skip() {
+    command -v chromium >/dev/null && return 0
+    [ "$(id -u)" = 0 ] || skip "chromium is not installed (apt-get install chromium, as root)"
+    DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq chromium >/dev/null 2>&1 ||
+        skip "chromium is not installed and apt-get install chromium failed"
+}
+
+@test "agent: --folded and --flamegraph: per trace, the trace id in the title, its frames, shown by a browser" {
+    not_emulated "ptrace of an emulated process"
+    start_target "$HELPERS/api_demo_service" -s 6 -t 2
+    PIDS+=("$TARGET_PID")
+    local dir=$BATS_TEST_TMPDIR/graphs
+    run "$AGENT" -d 1.5 -f 50 -o "$BATS_TEST_TMPDIR/agent.json" --folded "$BATS_TEST_TMPDIR/stacks.folded" \
+        --flamegraph "$dir" "$TARGET_PID"
+    [ "$status" -eq 0 ]
+    grep -q "^proflink-agent: folded stacks: $BATS_TEST_TMPDIR/stacks.folded$" <<<"$output"
+    grep -qE "^proflink-agent: flame graph of trace [0-9a-f]{32} \([0-9]+ samples\): $dir/trace-[0-9a-f]{32}\.svg$" <<<"$output"
+    grep -q "flame graphs\? .*all listed in $dir/index.html$" <<<"$output"
+    # folded: "trace T;SERVICE (pid N);transaction X;frames… COUNT", counts equal to the samples
+    # the agent took per transaction; one SVG per trace holding its id and every frame it sent
+    "$PY" - "$BATS_TEST_TMPDIR/agent.json" "$BATS_TEST_TMPDIR/stacks.folded" "$dir" "$TARGET_PID" <<'EOF2'
+import json, re, sys, html, collections
+agent = json.load(open(sys.argv[1]))
+pid = sys.argv[4]
+folded = collections.Counter()
+for line in open(sys.argv[2]):
+    m = re.fullmatch(r"trace ([0-9a-f]{32});(.*) \(pid (\d+)\);transaction ([0-9a-f]{16});(.+) (\d+)\n", line)
+    assert m, line
+    assert m.group(3) == pid and m.group(2) == agent["service_name"], line
+    folded[(m.group(1), m.group(4))] += int(m.group(6))
+want = {(t["trace_id"], t["transaction_id"]): t["samples"] for t in agent["transactions"] if t["samples"]}
+assert folded == want, (folded, want)
+checked = 0
+for t in agent["transactions"]:
+    if not t["stack_trace_ids"]:
+        continue
+    svg = open(f"{sys.argv[3]}/trace-{t['trace_id']}.svg").read()
+    assert f"<title>proflink flame graph: trace {t['trace_id']}</title>" in svg
+    names = set(html.unescape(n) for n in re.findall(r"<title>([^<(]*) \(", svg))
+    for sid in t["stack_trace_ids"]:
+        for frame in agent["stacks"][sid]["frames"]:
+            assert frame in names, (frame, t["trace_id"])
+    assert f"transaction {t['transaction_id']}" in names
+    checked += 1
+assert checked > 3, checked
+EOF2
+    # the most sampled trace's graph, rendered by a real browser: our frames are on the screen
+    chromium_or_skip
+    local svg
+    svg=$(sed -n 's/^proflink-agent: flame graph of trace [0-9a-f]* ([0-9]* samples): //p' <<<"$output" | head -1)
+    [ -f "$svg" ]
+    local height
+    height=$(sed -n 's/.*<svg [^>]* height="\([0-9]*\)".*/\1/p' "$svg")
+    (cd "$BATS_TEST_TMPDIR" && timeout 60 chromium --headless --no-sandbox --disable-gpu \
+        --hide-scrollbars --window-size=1200,"$height" --screenshot="$BATS_TEST_TMPDIR/shot.png" \
+        "file://$svg" >/dev/null 2>&1)
+    [ -s "$BATS_TEST_TMPDIR/shot.png" ]
+    run "$PY" "$ROOT/tests/png_pixels.py" "$BATS_TEST_TMPDIR/shot.png" 150,170,200 130,200,150 190,160,220
+    echo "$output"
+    # the trace, process and transaction frames span the width: each over 1000 x 14 pixels
+    for c in 150,170,200 130,200,150 190,160,220; do
+        [ "$(sed -n "s/^rgb($c)=//p" <<<"$output")" -gt 14000 ]
+    done
+    [ "$(sed -n 's/.* colours=//p' <<<"$output")" -gt 20 ] # text and the stacks' colours
+}
