@@ -80,6 +80,13 @@ endif
 ifneq ($(MUSL_CC),)
 ALL += $(MUSL_LIB) $(BUILD)/musl/libproflink.a
 endif
+# The Node.js package as a registry would serve it (npm pack): installed from the tarball, npm
+# copies it into node_modules and resolves its dependency (koffi) there; installed from the
+# folder it makes a symlink, and koffi resolves from this checkout only (broken in an image).
+NODE_PKG := $(BUILD)/proflink-otel-$(shell sed -n 's/^  "version": "\(.*\)",$$/\1/p' integrations/node/package.json).tgz
+ifneq ($(shell command -v npm 2>/dev/null),)
+ALL += $(NODE_PKG)
+endif
 
 .PHONY: all check test demo bench clean install uninstall asan fuzz lint
 all: $(ALL)
@@ -144,6 +151,9 @@ $(BUILD)/proflink-agent: tools/proflink-agent.c $(TOOL_COMMON) $(AGENT_SRCS) $(T
 
 $(BUILD):
 	@mkdir -p $@
+
+$(NODE_PKG): integrations/node/package.json $(wildcard integrations/node/lib/*.js) | $(BUILD)
+	cd integrations/node && npm pack --silent --pack-destination $(abspath $(BUILD)) >/dev/null
 
 # Test helpers (C programs that know nothing of proflink, senders, readers); built with
 # ASan/UBSan where they do not run under the preload itself.

@@ -1,0 +1,70 @@
+#!/usr/bin/env bats
+# serial: the HTTP recipe samples a server's CPU
+# The README's recipes as a new user runs them: each taken from the README's text (so the test
+# follows the text) and run verbatim, and the promised result checked.
+#  - Unmodified HTTP servers: the requests overlap the sampling, big.bin exists, the samples are
+#    attributed to the recipe's trace. Run in namespaces of its own (pid, network, mount with a
+#    private /tmp), so its fixed port 8000, `pidof python3` and /tmp/www see nothing else.
+#  - Node.js: the tarball `make` packs installs as a copy with koffi resolved inside the
+#    installing project, not as a symlink into the checkout.
+# shellcheck shell=bash
+load helpers
+load readme_recipes
+bats_require_minimum_version 1.5.0
+
+@test "README, Unmodified HTTP servers: the recipe works as written" {
+    libc_independent # python3 and proflink-run's choice of library
+    command -v curl >/dev/null || skip "curl is not installed"
+    unshare --pid --fork --mount-proc --net --mount true 2>/dev/null ||
+        skip "no pid/network/mount namespaces here (unshare)"
+    readme_block "Unmodified HTTP servers" 1 >"$BATS_TEST_TMPDIR/recipe.sh"
+    grep -q 'proflink-agent' "$BATS_TEST_TMPDIR/recipe.sh"
+    cat "$BATS_TEST_TMPDIR/recipe.sh"
+    # from the checkout, as the README is read; Debian's python3 first (not a version manager's
+    # shim); no socket directory of the suite's (the recipe uses the default, /tmp)
+    cd "$ROOT"
+    unset ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR
+    run timeout 120 unshare --pid --fork --mount-proc --net --mount bash -c '
+        ip link set lo up && mount -t tmpfs tmpfs /tmp || exit 99
+        PATH=/usr/bin:/bin:$PATH bash -e -c "$1"
+        echo "rc=$?"
+        ls -l /tmp/www/big.bin' sh "$(cat "$BATS_TEST_TMPDIR/recipe.sh")" 3>&-
+    echo "$output"
+    [ "$status" -ne 99 ]
+    grep -q '^rc=0$' <<<"$output"
+    grep -q ' /tmp/www/big.bin$' <<<"$output"
+    grep -qE '^proflink-agent: attached to pid [0-9]+, service "unknown_service:python3' <<<"$output"
+    # samples inside the recipe's trace, listed under its trace and transaction (parent) id
+    n=$(sed -n 's/^proflink-agent: [0-9]* samples of threads on a CPU, \([0-9]*\) inside a trace$/\1/p' <<<"$output")
+    [ "${n:-0}" -gt 0 ]
+    grep -qE '^  4bf92f3577b34da6a3ce929d0e0e4736 00f067aa0ba902b7: ' <<<"$output"
+    # and the real reason no id goes back: nothing in the server reads its socket
+    grep -q "^proflink-agent: nothing in pid [0-9]* reads its socket" <<<"$output"
+}
+
+@test "README, Node.js: the package make packs installs as a copy, koffi resolved in the project" {
+    libc_independent
+    command -v npm >/dev/null || skip "npm is not installed"
+    [ -d "$ROOT/integrations/node/node_modules/koffi" ] ||
+        skip "the Node.js integration's packages are not installed (cd integrations/node && npm ci)"
+    cmd=$(readme_block "Node.js (OpenTelemetry JS)" 1)
+    echo "$cmd"
+    [[ "$cmd" == "npm install /path/to/proflink/build/proflink-otel-"*.tgz ]]
+    tgz=${cmd#npm install /path/to/proflink/}
+    make -s -C "$ROOT" "$tgz"
+    [ -f "$ROOT/$tgz" ]
+    # a project of its own, as in an image: the README's command with the real path
+    app=$BATS_TEST_TMPDIR/app
+    mkdir -p "$app"
+    cd "$app"
+    echo '{"name": "app", "version": "1.0.0", "private": true}' >package.json
+    run timeout 300 ${cmd/\/path\/to\/proflink/$ROOT} --no-audit --no-fund --prefer-offline
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ -d node_modules/proflink-otel ]
+    [ ! -L node_modules/proflink-otel ]
+    run node -e 'console.log(require.resolve("koffi", {paths: [require.resolve("proflink-otel")]}))'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == "$app/node_modules/koffi/"* ]]
+}
