@@ -53,6 +53,7 @@ version() { sed -n 's/^#define PROFLINK_VERSION_STRING "\(.*\)"/\1/p' "$ROOT/inc
 @test "demo: succeeds, cuts long lines only between words, explains the ids and drops, states its duration" {
     run bash "$ROOT/scripts/demo.sh"
     [ "$status" -eq 0 ]
+    local demo=$output
     grep -qE '^demo: done in [0-9]+ ms$' <<<"$output"
     grep -q '^demo: in a profiling UI each stack-trace id is one sampled stack' <<<"$output"
     # a shortened line ends right after a space or a comma, never inside an id or a word
@@ -62,4 +63,27 @@ version() { sed -n 's/^#define PROFLINK_VERSION_STRING "\(.*\)"/\1/p' "$ROOT/inc
     if grep -q 'more samples were' <<<"$output"; then
         grep -q 'dropped (socket full)": the agent sends in bursts' <<<"$output"
     fi
+    # paths a user copies are absolute: the preload line and the service
+    grep -q "^LD_PRELOAD=$ROOT/build/elastic-jvmti-linux-proflink-$ARCH.so " <<<"$demo"
+    grep -qE "^ +$ROOT/build/tests/api_demo_service -s [0-9]+" <<<"$demo"
+    # it ends with a flame graph per request (trace), each path absolute, existing, titled
+    sed -n '/^=== 7. A flame graph per request/,$p' <<<"$demo" >"$BATS_TEST_TMPDIR/end"
+    mapfile -t graphs < <(sed -n 's/^flame graph of trace \([0-9a-f]\{32\}\) ([0-9]* samples): \(.*\)$/\1 \2/p' "$BATS_TEST_TMPDIR/end")
+    [ "${#graphs[@]}" -ge 3 ]
+    for g in "${graphs[@]}"; do
+        [[ "${g#* }" == "$ROOT/build/demo/flamegraphs/trace-${g%% *}.svg" ]]
+        grep -q "<title>proflink flame graph: trace ${g%% *}</title>" "${g#* }"
+    done
+    grep -q "all listed in $ROOT/build/demo/flamegraphs/index.html$" "$BATS_TEST_TMPDIR/end"
+    # one graph per sampled request: as many as the transactions the agent sampled
+    [ "$(grep -c '^<li>' "$ROOT/build/demo/flamegraphs/index.html")" -ge 10 ]
+    grep -q "^(the words used here: $ROOT/docs/glossary.md)$" "$BATS_TEST_TMPDIR/end"
+}
+
+@test "glossary: the words the demo and the README use are defined, and the README points there" {
+    for w in apmint transaction registration deferral; do
+        grep -q "^\*\*$w\*\* — " "$ROOT/docs/glossary.md"
+        grep -q "\*\*$w\*\*" "$ROOT/README.md"
+    done
+    grep -q '(docs/glossary.md)' "$ROOT/README.md"
 }
