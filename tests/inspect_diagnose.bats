@@ -191,6 +191,7 @@ fails() {
     chmod 0644 "$conf/proflink.conf"
     chmod 0755 "$conf"
     mkdir -p /etc/proflink 2>/dev/null || skip "no /etc/proflink mount point"
+    # shellcheck disable=SC2016 # expanded by the inner shell
     unshare -m sh -c 'mount --bind "$1" /etc/proflink && shift && exec env "$@"' sh "$conf" \
         LD_PRELOAD="$LIB" sleep 60 &
     PID=$!

@@ -24,6 +24,7 @@ bats_require_minimum_version 1.5.0
     # shim); no socket directory of the suite's (the recipe uses the default, /tmp)
     cd "$ROOT"
     unset ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR
+    # shellcheck disable=SC2016 # expanded by the inner shell
     run timeout 120 unshare --pid --fork --mount-proc --net --mount bash -c '
         ip link set lo up && mount -t tmpfs tmpfs /tmp || exit 99
         PATH=/usr/bin:/bin:$PATH bash -e -c "$1"
@@ -58,7 +59,8 @@ bats_require_minimum_version 1.5.0
     mkdir -p "$app"
     cd "$app"
     echo '{"name": "app", "version": "1.0.0", "private": true}' >package.json
-    run timeout 300 ${cmd/\/path\/to\/proflink/$ROOT} --no-audit --no-fund --prefer-offline
+    read -ra words <<<"${cmd/\/path\/to\/proflink/$ROOT}"
+    run timeout 300 "${words[@]}" --no-audit --no-fund --prefer-offline
     echo "$output"
     [ "$status" -eq 0 ]
     [ -d node_modules/proflink-otel ]
