@@ -5,7 +5,8 @@
  * trace context through its TLS pointer, unwinds the stack, names it with a 128-bit stack-trace
  * id and sends the profiler's correlation datagrams to the target's socket.
  *
- * Usage: proflink-agent [options] PID
+ * Usage: proflink-agent [options] PID… | --pidof NAME [--children]
+ *   several processes are sampled at once, each by a child of the agent (agent_multi.h)
  *   -d SECONDS   how long to sample (default 5)
  *   -f HZ        samples per second and thread (default 20)
  *   -n N         list at most N transactions in the text summary (default: all)
@@ -19,6 +20,9 @@
  *   --all-threads  also sample threads that are not on a CPU (a CPU profiler does not)
  *   --json       print the summary as one JSON object
  *   -o FILE      also write that JSON summary to FILE
+ *   --pidof NAME every process called NAME; --children: also their descendants (target_pids.h)
+ *   --folded FILE      the samples inside a trace as folded stacks (agent_folded.h)
+ *   --flamegraph DIR   one SVG flame graph per trace, and an index (agent_flame.h)
  *
  * Sampling: every thread is seized once with PTRACE_SEIZE; each sample is PTRACE_INTERRUPT,
  * wait for the stop, read the record, unwind if it is valid and has a trace, PTRACE_CONT. At the
@@ -40,15 +44,20 @@
  *  "registration": {"samples_delay_ms": 200, "host_id": "…"} | null,
  *  "samples": 800, "samples_with_trace": 412, "sent": 412, "dropped": 0, "failed": 0,
  *  "bursts": 16, "unwind_failures": 0, "in_vdso": 1,
+ *  "socket_reader": true | false | null   (proflink's intake thread ran at the end: false means
+ *                                          nothing read what was sent, target_reader.h),
  *  "stacks": {"<id>": {"samples": 210, "sent": 210, "frames": ["compute_prices", …]}, …},
  *  "transactions": [{"trace_id": "<32 hex>", "transaction_id": "<16 hex>",
  *                    "stack_trace_ids": {"<id>": sent count, …}, "samples": 3}, …],
  *  "by": {"attribute": "http.route", "key_map_refreshes": 0, "without": 12,
  *         "groups": {"/r/1": 40, …}}}      ("by" only with --by)
+ * Several processes: {"processes": [one such object per process, or {"pid": N, "status": 1|2,
+ * "error": "…"} for one that was not sampled]}.
  *
  * Exit status: 0 after sampling (also when PID exits meanwhile, or on SIGINT/SIGTERM: the summary
  * is printed all the same); 1 when the profiler would not attach to PID; 2 on usage errors, when
  * PID cannot be traced (no such process, ptrace not permitted) or -o FILE cannot be written.
+ * For several processes the worst of theirs.
  *
  * Here: attaching and the run's order. The options are in agent_options.c, the sampling loop in
  * agent_sampling.c, the summary in agent_report.c.
