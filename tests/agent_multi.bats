@@ -173,3 +173,68 @@ EOF2
     done
     [ "$(sed -n 's/.* colours=//p' <<<"$output")" -gt 20 ] # text and the stacks' colours
 }
+
+@test "agent: nginx master and workers (--children): the request's trace in the worker that served it" {
+    libc_independent # nginx is Debian's, glibc
+    not_emulated "ptrace of an emulated process"
+    command -v nginx >/dev/null || skip "nginx is not installed"
+    unshare -n true 2>/dev/null || skip "no network namespace of its own (unshare -n)"
+    local d=$BATS_TEST_TMPDIR/nginx glibc_lib=$ROOT/build/elastic-jvmti-linux-proflink-$ARCH.so
+    mkdir -p "$d/www" "$d/tmp"
+    # gzip at level 9 of a large sparse file keeps a worker on the CPU inside one request
+    truncate -s 400M "$d/www/big"
+    cat >"$d/nginx.conf" <<NGX
+user root;
+worker_processes 2;
+daemon off;
+master_process on;
+pid $d/nginx.pid;
+error_log $d/error.log warn;
+events { worker_connections 64; }
+http {
+    access_log off;
+    client_body_temp_path $d/tmp/body; proxy_temp_path $d/tmp/proxy;
+    fastcgi_temp_path $d/tmp/fcgi; uwsgi_temp_path $d/tmp/uwsgi; scgi_temp_path $d/tmp/scgi;
+    server {
+        listen 127.0.0.1:8080;
+        root $d/www;
+        sendfile off;
+        gzip on; gzip_comp_level 9; gzip_types *; gzip_min_length 0;
+    }
+}
+NGX
+    # its own network namespace: port 8080 is nobody else's
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    unshare -n sh -c 'ip link set lo up && exec "$@"' sh env LD_PRELOAD="$glibc_lib" PROFLINK_HTTP=1 \
+        nginx -e "$d/error.log" -p "$d" -c "$d/nginx.conf" >/dev/null 2>&1 3>&- &
+    local master=$!
+    PIDS+=("$master")
+    for _ in $(seq 100); do [ "$(pgrep -c -P "$master")" = 2 ] && break; sleep 0.05; done
+    mapfile -t workers < <(pgrep -P "$master")
+    [ "${#workers[@]}" -eq 2 ]
+    for w in "$master" "${workers[@]}"; do wait_attachable "$w"; done
+    # requests with the trace, one after the other, while the agent samples the whole tree
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    nsenter -t "$master" -n sh -c 'while :; do curl -s -o /dev/null -H "Accept-Encoding: gzip" \
+        -H "traceparent: 00-$1-00f067aa0ba902b7-01" http://127.0.0.1:8080/big; done' sh "$TRACE" \
+        >/dev/null 2>&1 3>&- &
+    local client=$!
+    PIDS+=("$client")
+    run "$AGENT" -d 3 -f 50 -o "$BATS_TEST_TMPDIR/agent.json" --children "$master"
+    kill "$client"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    grep -q '^proflink-agent: 3 processes: 3 sampled, 0 not attachable, 0 could not be traced$' <<<"$output"
+    # the trace is in a worker's report, never in the master's (it serves no request)
+    "$PY" - "$BATS_TEST_TMPDIR/agent.json" "$master" "$TRACE" <<'EOF2'
+import json, sys
+j, master, trace = json.load(open(sys.argv[1])), int(sys.argv[2]), sys.argv[3]
+by_pid = {p["pid"]: p for p in j["processes"]}
+assert len(by_pid) == 3 and master in by_pid, by_pid.keys()
+def traced(p):
+    return sum(t["samples"] for t in p["transactions"] if t["trace_id"] == trace)
+assert traced(by_pid[master]) == 0, by_pid[master]["transactions"]
+assert sum(traced(p) for pid, p in by_pid.items() if pid != master) > 5, \
+    {pid: traced(p) for pid, p in by_pid.items()}
+EOF2
+}
