@@ -79,6 +79,28 @@ assert sorted(p["pid"] for p in j["processes"]) == sorted(int(p) for p in sys.ar
 EOF2
 }
 
+@test "agent: SIGINT while sampling several processes: each stops, reports, none left traced" {
+    not_emulated "ptrace of an emulated process"
+    prefork plint$$
+    "$AGENT" -d 30 "${WORKERS[@]}" >"$BATS_TEST_TMPDIR/agent.out" 2>&1 3>&- &
+    local agent=$!
+    # each process's report is printed when all have ended: wait until both are being traced
+    for w in "${WORKERS[@]}"; do
+        for _ in $(seq 100); do grep -q '^TracerPid:[[:space:]]*[1-9]' "/proc/$w/status" && break; sleep 0.05; done
+    done
+    kill -INT "$agent"
+    local rc=0
+    wait "$agent" || rc=$?
+    cat "$BATS_TEST_TMPDIR/agent.out"
+    [ "$rc" -eq 0 ]
+    [ "$(grep -c '^proflink-agent: interrupted after' "$BATS_TEST_TMPDIR/agent.out")" -eq 2 ]
+    grep -q '^proflink-agent: 2 processes: 2 sampled' "$BATS_TEST_TMPDIR/agent.out"
+    for w in "${WORKERS[@]}"; do
+        grep -q '^TracerPid:[[:space:]]*0$' "/proc/$w/status"
+        refute grep -qE '^State:[[:space:]]*[tT]' "/proc/$w/status"
+    done
+}
+
 @test "agent: a process where nothing reads the socket is said to be that, not a queue length" {
     libc_independent # bash with the glibc library: the reader threads are the library's
     not_emulated "ptrace of an emulated process"

@@ -17,7 +17,7 @@ struct child {
     int status;
 };
 
-static struct child kids[TARGET_PIDS_MAX];
+static struct child kids[AGENT_MULTI_MAX];
 static size_t nkids;
 
 /* A signal to the agent is passed on to every child, which stops sampling and reports (the
@@ -117,6 +117,12 @@ static void write_json(FILE *f)
 int agent_multi(const struct agent_options *o, agent_run_one_fn run_one, FILE *folded)
 {
     nkids = 0;
+    if (o->pids.n > AGENT_MULTI_MAX) {
+        fprintf(stderr, "proflink-agent: %zu processes, more than the %d sampled at once; name "
+                        "fewer (a profiler has 128 process slots)\n",
+                o->pids.n, AGENT_MULTI_MAX);
+        return 2;
+    }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = forward;

@@ -13,6 +13,10 @@
 
 #include "agent_options.h"
 
+/* At most this many processes at once: the profiler itself keeps state for 128, and each costs
+ * a child with three temporary files here. */
+#define AGENT_MULTI_MAX 128
+
 /* What samples one process: prints its report on stdout (errors on stderr), writes -o FILE,
  * appends its folded stacks to folded (if not NULL); returns its exit status. */
 typedef int (*agent_run_one_fn)(const struct agent_options *o, pid_t pid, FILE *folded);
