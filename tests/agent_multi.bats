@@ -260,3 +260,27 @@ assert sum(traced(p) for pid, p in by_pid.items() if pid != master) > 5, \
     {pid: traced(p) for pid, p in by_pid.items()}
 EOF2
 }
+
+@test "agent: a trace across two processes: one flame graph holding both, one per process's transaction" {
+    libc_independent # bash with the glibc library
+    not_emulated "ptrace of an emulated process"
+    local glibc_lib=$ROOT/build/elastic-jvmti-linux-proflink-$ARCH.so dir=$BATS_TEST_TMPDIR/graphs
+    # two busy processes inside the same trace and parent span (TRACEPARENT)
+    for _ in 1 2; do
+        TRACEPARENT=00-$TRACE-00f067aa0ba902b7-01 LD_PRELOAD=$glibc_lib \
+            bash -c 'while :; do :; done' 3>&- &
+        PIDS+=("$!")
+        wait_attachable "$!"
+    done
+    run "$AGENT" -d 1 -f 50 --flamegraph "$dir" "${PIDS[@]}"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    grep -qE "^proflink-agent: flame graph of trace $TRACE \([0-9]+ samples\): $dir/trace-$TRACE.svg$" <<<"$output"
+    grep -q "in 2 processes, 2 transactions" "$dir/trace-$TRACE.svg"
+    for p in "${PIDS[@]}"; do
+        grep -q "<title>proflink flame graph: trace $TRACE, transaction 00f067aa0ba902b7 (pid $p)</title>" \
+            "$dir/trace-$TRACE-txn-00f067aa0ba902b7-pid-$p.svg"
+        grep -q "(pid $p)" "$dir/trace-$TRACE.svg"
+        grep -q "href=\"trace-$TRACE-txn-00f067aa0ba902b7-pid-$p.svg\"" "$dir/index.html"
+    done
+}

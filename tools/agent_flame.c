@@ -209,6 +209,7 @@ static int render(const struct line *v, size_t n, const char *keep, const char *
 /* What was written, for the listing and the index. */
 struct graph {
     char path[PATH_MAX + 192], trace[64], txn[64];
+    long pid; /* of the transaction's process (a transaction id is only unique within one) */
     unsigned long samples;
 };
 
@@ -247,9 +248,11 @@ static int write_index(const char *path, const struct graph *g, size_t n)
             n, n == 1 ? "" : "s");
     for (size_t i = 0; i < n; i++) {
         const char *file = strrchr(g[i].path, '/') + 1;
-        fprintf(f, "<li><a href=\"%s\">trace %s%s%s</a>: %lu sample%s</li>\n", file, g[i].trace,
-                g[i].txn[0] ? ", transaction " : "", g[i].txn, g[i].samples,
-                g[i].samples == 1 ? "" : "s");
+        char txn[96] = "";
+        if (g[i].txn[0])
+            snprintf(txn, sizeof txn, ", transaction %s (pid %ld)", g[i].txn, g[i].pid);
+        fprintf(f, "<li><a href=\"%s\">trace %s%s</a>: %lu sample%s</li>\n", file, g[i].trace, txn,
+                g[i].samples, g[i].samples == 1 ? "" : "s");
     }
     fputs("</ol>\n</body></html>\n", f);
     return fclose(f);
@@ -338,6 +341,17 @@ static int make_dirs(const char *dir)
     return mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+/* The N of a stack's process frame "SERVICE (pid N)" (the service name may hold anything). */
+static long frame_pid(const char *s)
+{
+    size_t a = prefix_len(s, LEVEL_PROCESS) + 1, b = prefix_len(s, LEVEL_PROCESS + 1);
+    const char *p = s + b;
+    while (p > s + a && p[-1] != '(')
+        p--;
+    long pid = 0;
+    return p > s + a && sscanf(p, "pid %ld)", &pid) == 1 ? pid : 0;
+}
+
 int agent_flame_write(FILE *in, const char *dir, FILE *report, char *err, size_t cap)
 {
     err[0] = 0;
@@ -399,9 +413,11 @@ int agent_flame_write(FILE *in, const char *dir, FILE *report, char *err, size_t
             }
             snprintf(e->trace, sizeof e->trace, "%s", trace);
             frame_word(v[k].stack, LEVEL_TXN, e->txn, sizeof e->txn);
-            snprintf(e->path, sizeof e->path, "%s/trace-%s-txn-%s.svg", abs, e->trace, e->txn);
-            snprintf(title, sizeof title, "proflink flame graph: trace %s, transaction %s",
-                     e->trace, e->txn);
+            e->pid = frame_pid(v[k].stack);
+            snprintf(e->path, sizeof e->path, "%s/trace-%s-txn-%s-pid-%ld.svg", abs, e->trace,
+                     e->txn, e->pid);
+            snprintf(title, sizeof title, "proflink flame graph: trace %s, transaction %s (pid %ld)",
+                     e->trace, e->txn, e->pid);
             if (render(v, n, keep, title, e->path, &e->samples) != 0) {
                 snprintf(err, cap, "cannot write %s: %s", e->path, strerror(errno));
                 failed = 1;
@@ -413,9 +429,13 @@ int agent_flame_write(FILE *in, const char *dir, FILE *report, char *err, size_t
     if (!failed && ng) {
         qsort(g, ng, sizeof *g, cmp_graph);
         for (size_t i = 0; i < ng && i < AGENT_FLAME_LISTED; i++)
-            fprintf(report, "proflink-agent: flame graph of trace %s%s%s (%lu samples): %s\n",
-                    g[i].trace, g[i].txn[0] ? " transaction " : "", g[i].txn, g[i].samples,
-                    g[i].path);
+        {
+            char txn[96] = "";
+            if (g[i].txn[0])
+                snprintf(txn, sizeof txn, " transaction %s (pid %ld)", g[i].txn, g[i].pid);
+            fprintf(report, "proflink-agent: flame graph of trace %s%s (%lu samples): %s\n",
+                    g[i].trace, txn, g[i].samples, g[i].path);
+        }
         char index[PATH_MAX + 16];
         snprintf(index, sizeof index, "%s/index.html", abs);
         if (write_index(index, g, ng) != 0) {

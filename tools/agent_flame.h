@@ -17,10 +17,11 @@
 #define AGENT_FLAME_LISTED 8
 
 /* Reads the folded lines of in (from its start) and writes DIR/trace-<id>.svg per trace, and
- * DIR/trace-<id>-txn-<id>.svg per transaction of a trace with several, and DIR/index.html
+ * DIR/trace-<id>-txn-<id>-pid-<pid>.svg per transaction of a trace with several (a trace that
+ * crossed processes, or several local roots in one), and DIR/index.html
  * linking them all, most samples first; DIR is created when missing. The most sampled graphs'
  * paths, made absolute, are printed on report as "proflink-agent: flame graph of trace
- * <id>[ transaction <id>] (N samples): <path>", then the index's. Returns the number of graphs
+ * <id>[ transaction <id> (pid <pid>)] (N samples): <path>", then the index's. Returns the number of graphs
  * written, or -1 with err. */
 int agent_flame_write(FILE *in, const char *dir, FILE *report, char *err, size_t cap);
 
