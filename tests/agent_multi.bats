@@ -134,6 +134,8 @@ chromium_or_skip() {
     command -v chromium >/dev/null && return 0
     [ "$(id -u)" = 0 ] || skip "chromium is not installed (apt-get install chromium, as root)"
     DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq chromium >/dev/null 2>&1 ||
+        { timeout 300 apt-get update -qq >/dev/null 2>&1 &&
+            DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq chromium >/dev/null 2>&1; } ||
         skip "chromium is not installed and apt-get install chromium failed"
 }
 

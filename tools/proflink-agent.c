@@ -67,6 +67,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent_flame.h"
@@ -253,7 +254,9 @@ static int write_pictures(const struct agent_options *o, FILE *folded)
             fprintf(stderr, "proflink-agent: cannot write %s: %s\n", o->folded, strerror(errno));
             rc = 2;
         } else {
-            fprintf(report, "proflink-agent: folded stacks: %s\n", o->folded);
+            char abs[PATH_MAX];
+            fprintf(report, "proflink-agent: folded stacks: %s\n",
+                    realpath(o->folded, abs) ? abs : o->folded);
         }
     }
     if (o->flame_dir) {
