@@ -50,6 +50,20 @@ prefork() {
     grep -q '^proflink-agent: not a process id: x$' <<<"$output"
 }
 
+@test "agent: a process it cannot attach to gets inspect's fix line (the glibc build in a musl program)" {
+    libc_independent # the glibc library and a musl program, whatever the variant
+    local prog=$ROOT/build/tests/musl/api_demo_service
+    [ -x "$prog" ] || skip "no musl build of the test programs (musl-tools)"
+    LD_PRELOAD=$ROOT/build/elastic-jvmti-linux-proflink-$ARCH.so "$prog" -s 30 -t 1 >/dev/null 2>&1 3>&- &
+    PIDS+=("$!")
+    for _ in $(seq 100); do grep -q elastic-jvmti-linux "/proc/$!/maps" 2>/dev/null && break; sleep 0.05; done
+    run "$AGENT" -d 1 "$!"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    grep -q "^proflink-agent: pid $! is not attachable: storage pointer .* is NULL" <<<"$output"
+    grep -q "^proflink-agent: fix: this is a musl program (/lib/ld-musl-$ARCH.so.1 is its loader) but the glibc build of proflink is loaded" <<<"$output"
+}
+
 @test "agent: several processes at once (--pidof, --children), each reported, JSON per process" {
     not_emulated "ptrace of an emulated process"
     local name=plsvc$$

@@ -9,22 +9,8 @@
 #include <unistd.h>
 
 #include "inspect_checks.h"
-#include "inspect_selection.h"
-
-/* 1 if /proc/PID/maps names a proflink library (by the profiler's file-name rule) */
-static int maps_proflink(pid_t pid)
-{
-    char path[64], line[PATH_MAX + 128];
-    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return 0;
-    int found = 0;
-    while (!found && fgets(line, sizeof line, f))
-        found = strstr(line, "/elastic-jvmti-linux-") != NULL;
-    fclose(f);
-    return found;
-}
+#include "target_maps.h"
+#include "target_selection.h"
 
 /* The first failed check's reason, or NULL when the profiler would attach. */
 static const char *first_failure(const struct inspect_report *r)
@@ -50,7 +36,7 @@ int inspect_all(void)
     while ((e = readdir(d))) {
         char *end;
         long pid = strtol(e->d_name, &end, 10);
-        if (*end || pid <= 0 || pid == getpid() || !maps_proflink((pid_t)pid))
+        if (*end || pid <= 0 || pid == getpid() || !target_maps_find_file((pid_t)pid, "/elastic-jvmti-linux-", NULL, 0))
             continue;
         char exe[PATH_MAX] = "?", path[64], err[TARGET_ERRLEN] = "";
         snprintf(path, sizeof path, "/proc/%ld/exe", pid);
@@ -69,7 +55,7 @@ int inspect_all(void)
         /* off on purpose (proflink.conf, its environment, setuid): not a failure */
         char reason[INSPECT_FIX_MAX];
         const char *state = why ? "FAIL: " : "attachable";
-        if (why && r.c[C_STORAGE].st == ST_FAIL && inspect_excluded((pid_t)pid, reason, sizeof reason)) {
+        if (why && r.c[C_STORAGE].st == ST_FAIL && target_excluded((pid_t)pid, reason, sizeof reason)) {
             state = "excluded: ";
             why = reason;
             excluded++;

@@ -7,7 +7,7 @@
 #define PROFILER_PROCESS_SLOTS 128
 
 /* Prints the list; returns 0 when every listed process is attachable or excluded on purpose
- * (inspect_selection.h: proflink.conf, its environment, setuid) and they fit the slots, 1
+ * (target_selection.h: proflink.conf, its environment, setuid) and they fit the slots, 1
  * otherwise. */
 int inspect_all(void);
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "inspect_diagnose.h"
+#include "target_diagnose.h"
 #include "inspect_otel.h"
 #include "inspect_threads.h"
 #include "target_http.h"
@@ -174,5 +174,5 @@ void inspect_run(struct inspect_report *r, const struct inspect_options *o)
         r->attachable &= inspect_usable(&r->c[i]);
     for (int i = 0; o->diagnose && i < C_COUNT; i++)
         if (r->c[i].st == ST_FAIL)
-            inspect_fix(r->t.pid, inspect_check_name[i], r->c[i].fix, sizeof r->c[i].fix);
+            target_fix(r->t.pid, inspect_check_name[i], r->c[i].fix, sizeof r->c[i].fix);
 }

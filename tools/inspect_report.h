@@ -25,7 +25,7 @@ extern const char *const inspect_check_name[C_COUNT];
 /* A check's one-line detail: the longest (elf, threads) name a few paths and counts. */
 #define INSPECT_DETAIL_MAX 1536
 
-/* The "fix:" line of a failed check: one sentence naming a path or two (inspect_diagnose.h). */
+/* The "fix:" line of a failed check: one sentence naming a path or two (target_diagnose.h). */
 #define INSPECT_FIX_MAX 1024
 
 struct inspect_check {

@@ -76,6 +76,7 @@
 #include "agent_options.h"
 #include "agent_report.h"
 #include "agent_sampling.h"
+#include "target_diagnose.h"
 #include "target_reader.h"
 #include "target_util.h"
 
@@ -97,10 +98,18 @@ static int attach(struct agent *a, const struct agent_options *o, pid_t target)
         fprintf(stderr, "proflink-agent: pid %ld: %s\n", pid, err);
         return 2;
     }
-    if (target_find_library(&a->t, err) != 0 || target_read_elf(&a->t, err) != 0 ||
-        target_read_tls_offset(&a->t, err) != 0 || target_read_storage(&a->t, err) != 0 ||
-        target_check_socket(&a->t, err) != 0) {
+    /* the checks in the profiler's order; the first that fails is named with its fix */
+    const char *failed = target_find_library(&a->t, err) != 0    ? "mapping"
+                         : target_read_elf(&a->t, err) != 0        ? "elf"
+                         : target_read_tls_offset(&a->t, err) != 0 ? "tls"
+                         : target_read_storage(&a->t, err) != 0    ? "storage"
+                         : target_check_socket(&a->t, err) != 0    ? "socket"
+                                                                   : NULL;
+    if (failed) {
+        char fix[1024];
+        target_fix(target, failed, fix, sizeof fix);
         fprintf(stderr, "proflink-agent: pid %ld is not attachable: %s\n", pid, err);
+        fprintf(stderr, "proflink-agent: fix: %s\n", fix);
         fprintf(stderr, "proflink-agent: (proflink-inspect %ld shows every check)\n", pid);
         return 1;
     }

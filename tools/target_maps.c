@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,4 +160,25 @@ const struct target_mapping *target_maps_first_of_file(const struct target_maps 
         if (same_file(&m->v[i], of) && m->v[i].start < best->start)
             best = &m->v[i];
     return best;
+}
+
+int target_maps_find_file(pid_t pid, const char *needle, char *out, size_t cap)
+{
+    char path[64], line[PATH_MAX + 128];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        char *file = strchr(line, '/');
+        if (file && strstr(file, needle)) {
+            file[strcspn(file, "\n")] = 0;
+            if (out)
+                snprintf(out, cap, "%s", file);
+            found = 1;
+        }
+    }
+    fclose(f);
+    return found;
 }

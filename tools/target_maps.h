@@ -24,6 +24,10 @@ struct target_maps {
 
 /* Reads and parses /proc/PID/maps. */
 int target_maps_read(pid_t pid, struct target_maps *out, char *err);
+
+/* Without reading the whole table: the path of the first mapped file of pid whose path contains
+ * needle, into out (if not NULL); 1 when there is one, 0 when not (or /proc/PID/maps is gone). */
+int target_maps_find_file(pid_t pid, const char *needle, char *out, size_t cap);
 void target_maps_free(struct target_maps *m);
 
 int target_mapping_exec(const struct target_mapping *m);

@@ -123,7 +123,7 @@ static long proflink_name_pid(const char *path)
 }
 
 /* The fix line of the last target found publishing another process's socket (target_socket_fix):
- * inspect_fix knows only the pid and the check's name. */
+ * target_fix knows only the pid and the check's name. */
 static struct {
     pid_t pid;
     long named_for;

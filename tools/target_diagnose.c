@@ -1,5 +1,5 @@
-/* inspect_diagnose.c — see inspect_diagnose.h. */
-#include "inspect_diagnose.h"
+/* target_diagnose.c — see target_diagnose.h. */
+#include "target_diagnose.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -11,8 +11,9 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
-#include "inspect_selection.h"
+#include "target_selection.h"
 
+#include "target_maps.h"
 #include "target_socket.h"
 #include "target_util.h"
 
@@ -105,27 +106,6 @@ static int diagnose_mapping(pid_t pid, char *fix, size_t cap)
     return 0;
 }
 
-/* The path of the first mapped file whose name contains needle, into out; 1 when found. */
-static int mapped(pid_t pid, const char *needle, char *out, size_t cap)
-{
-    char path[64], line[PATH_MAX + 128];
-    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return 0;
-    int found = 0;
-    while (!found && fgets(line, sizeof line, f)) {
-        char *file = strchr(line, '/');
-        if (file && strstr(file, needle)) {
-            file[strcspn(file, "\n")] = 0;
-            snprintf(out, cap, "%s", file);
-            found = 1;
-        }
-    }
-    fclose(f);
-    return found;
-}
-
 /* The program's ELF interpreter (PT_INTERP of /proc/PID/exe) into out; 1 when found. Its name
  * says the C library: ld-musl-* or ld-linux-* (the mapped file may be a resolved symlink such as
  * Debian's /usr/lib/x86_64-linux-musl/libc.so). */
@@ -157,7 +137,7 @@ static int interpreter(pid_t pid, char *out, size_t cap)
 static int diagnose_libc(pid_t pid, char *fix, size_t cap)
 {
     char loader[PATH_MAX], lib[PATH_MAX];
-    if (!mapped(pid, "/elastic-jvmti-linux-", lib, sizeof lib))
+    if (!target_maps_find_file(pid, "/elastic-jvmti-linux-", lib, sizeof lib))
         return 0;
     int musl_lib = strstr(lib, "-musl-") != NULL;
     if (!interpreter(pid, loader, sizeof loader))
@@ -269,11 +249,11 @@ static int diagnose_socket_dir(pid_t pid, char *fix, size_t cap)
  * directory for its socket. */
 static int diagnose_disabled(pid_t pid, char *fix, size_t cap)
 {
-    return inspect_excluded(pid, fix, cap) || diagnose_libc(pid, fix, cap) ||
+    return target_excluded(pid, fix, cap) || diagnose_libc(pid, fix, cap) ||
            diagnose_socket_dir(pid, fix, cap);
 }
 
-void inspect_fix(pid_t pid, const char *check, char *fix, size_t cap)
+void target_fix(pid_t pid, const char *check, char *fix, size_t cap)
 {
     if (!strcmp(check, "mapping")) {
         if (!diagnose_mapping(pid, fix, cap))

@@ -1,5 +1,5 @@
-/* inspect_selection.c — see inspect_selection.h. */
-#include "inspect_selection.h"
+/* target_selection.c — see target_selection.h. */
+#include "target_selection.h"
 
 #include <elf.h>
 #include <fnmatch.h>
@@ -101,7 +101,7 @@ static char *read_conf(pid_t pid)
     return target_read_file(path, &n);
 }
 
-int inspect_excluded(pid_t pid, char *why, size_t cap)
+int target_excluded(pid_t pid, char *why, size_t cap)
 {
     if (secure_exec(pid)) {
         snprintf(why, cap, "the program is setuid/setgid (secure-exec); proflink never activates "

@@ -1,16 +1,16 @@
-/* inspect_selection.h — whether proflink is off in a process on purpose: disabled (…_ENABLED=
+/* target_selection.h — whether proflink is off in a process on purpose: disabled (…_ENABLED=
  * false), not selected by PROFLINK_INCLUDE / PROFLINK_EXCLUDE (the process's environment, else
  * /etc/proflink/proflink.conf under its root: the environment wins, as in the library), or a
  * setuid/setgid program, where it never activates. Such a process is excluded, not failing:
- * proflink-inspect --all lists it as such. The globs are matched here exactly as the library
+ * proflink-inspect --all lists it as such (target_diagnose.h names it as the cause too). The globs are matched here exactly as the library
  * matches them (fnmatch(3) without flags, on the executable's path). */
-#ifndef PROFLINK_INSPECT_SELECTION_H
-#define PROFLINK_INSPECT_SELECTION_H
+#ifndef TARGET_SELECTION_H
+#define TARGET_SELECTION_H
 
 #include <stddef.h>
 #include <sys/types.h>
 
 /* 1 when pid is excluded on purpose, with the reason and what to change in why; 0 otherwise. */
-int inspect_excluded(pid_t pid, char *why, size_t cap);
+int target_excluded(pid_t pid, char *why, size_t cap);
 
 #endif
