@@ -60,13 +60,15 @@ static int start_child(struct child *k, const struct agent_options *o, agent_run
     k->json = o->json || o->json_file ? tmpfile() : NULL;
     if (!k->out || (want_folded && !k->folded) || ((o->json || o->json_file) && !k->json))
         return -1;
-    fflush(NULL);
+    fflush(NULL); /* nothing buffered before the fork may be written by both processes */
     k->pid = fork();
     if (k->pid < 0)
         return -1;
     if (k->pid > 0)
         return 0;
-    /* the child: its report into its files, read by the parent when it has ended */
+    /* the child: its report into its files, read by the parent when it has ended. The parent's
+     * forwarder means nothing here (no children of its own): until run_one installs its handler,
+     * before it seizes any thread, a signal may end it as it would end the agent */
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     dup2(fileno(k->out), STDOUT_FILENO);
@@ -81,7 +83,7 @@ static int start_child(struct child *k, const struct agent_options *o, agent_run
     }
     int rc = run_one(&co, k->target, k->folded);
     fflush(NULL);
-    _exit(rc);
+    _exit(rc); /* not exit: the parent's atexit work and streams are the parent's */
 }
 
 static void write_json(FILE *f)
