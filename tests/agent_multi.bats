@@ -7,6 +7,7 @@
 # (headless Chromium) renders.
 # shellcheck shell=bash
 load helpers
+load browser
 bats_require_minimum_version 1.5.0
 
 AGENT=$ROOT/build/proflink-agent
@@ -142,17 +143,6 @@ EOF2
     [ "$("$PY" -c 'import json,sys; print(json.load(sys.stdin)["socket_reader"])' <<<"$output")" = True ]
 }
 
-# chromium_or_skip: Debian's Chromium, installed here when missing (root, apt reachable), else
-# the test is skipped with the reason. Only this suite needs a browser.
-chromium_or_skip() {
-    command -v chromium >/dev/null && return 0
-    [ "$(id -u)" = 0 ] || skip "chromium is not installed (apt-get install chromium, as root)"
-    DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq chromium >/dev/null 2>&1 ||
-        { timeout 300 apt-get update -qq >/dev/null 2>&1 &&
-            DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq chromium >/dev/null 2>&1; } ||
-        skip "chromium is not installed and apt-get install chromium failed"
-}
-
 @test "agent: --folded and --flamegraph: per trace, the trace id in the title, its frames, shown by a browser" {
     not_emulated "ptrace of an emulated process"
     start_target "$HELPERS/api_demo_service" -s 6 -t 2
@@ -197,19 +187,8 @@ EOF2
     local svg
     svg=$(sed -n 's/^proflink-agent: flame graph of trace [0-9a-f]* ([0-9]* samples): //p' <<<"$output" | head -1)
     [ -f "$svg" ]
-    local height
-    height=$(sed -n 's/.*<svg [^>]* height="\([0-9]*\)".*/\1/p' "$svg")
-    (cd "$BATS_TEST_TMPDIR" && timeout 60 chromium --headless --no-sandbox --disable-gpu \
-        --hide-scrollbars --window-size=1200,"$height" --screenshot="$BATS_TEST_TMPDIR/shot.png" \
-        "file://$svg" >/dev/null 2>&1)
-    [ -s "$BATS_TEST_TMPDIR/shot.png" ]
-    run "$PY" "$ROOT/tests/png_pixels.py" "$BATS_TEST_TMPDIR/shot.png" 150,170,200 130,200,150 190,160,220
-    echo "$output"
-    # the trace, process and transaction frames span the width: each over 1000 x 14 pixels
-    for c in 150,170,200 130,200,150 190,160,220; do
-        [ "$(sed -n "s/^rgb($c)=//p" <<<"$output")" -gt 14000 ]
-    done
-    [ "$(sed -n 's/.* colours=//p' <<<"$output")" -gt 20 ] # text and the stacks' colours
+    screenshot_svg "$svg" "$BATS_TEST_TMPDIR/shot.png"
+    flame_on_screen "$BATS_TEST_TMPDIR/shot.png"
 }
 
 @test "agent: nginx master and workers (--children): the request's trace in the worker that served it" {

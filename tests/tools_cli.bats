@@ -4,6 +4,7 @@
 # it installs for real (no DESTDIR).
 # shellcheck shell=bash
 load helpers
+load browser
 bats_require_minimum_version 1.5.0
 
 version() { sed -n 's/^#define PROFLINK_VERSION_STRING "\(.*\)"/\1/p' "$ROOT/include/proflink.h"; }
@@ -78,6 +79,10 @@ version() { sed -n 's/^#define PROFLINK_VERSION_STRING "\(.*\)"/\1/p' "$ROOT/inc
     # one graph per sampled request: as many as the transactions the agent sampled
     [ "$(grep -c '^<li>' "$ROOT/build/demo/flamegraphs/index.html")" -ge 10 ]
     grep -q "^(the words used here: $ROOT/docs/glossary.md)$" "$BATS_TEST_TMPDIR/end"
+    # and a browser shows the first one (last: without a browser the test is skipped here)
+    chromium_or_skip
+    screenshot_svg "${graphs[0]#* }" "$BATS_TEST_TMPDIR/shot.png"
+    flame_on_screen "$BATS_TEST_TMPDIR/shot.png"
 }
 
 @test "glossary: the words the demo and the README use are defined, and the README points there" {
