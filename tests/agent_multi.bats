@@ -189,6 +189,16 @@ EOF2
     [ -f "$svg" ]
     screenshot_svg "$svg" "$BATS_TEST_TMPDIR/shot.png"
     flame_on_screen "$BATS_TEST_TMPDIR/shot.png"
+    # a click on a frame (the service's request loop, then an innermost function) zooms it to
+    # the whole width (1200 - 2 x 10 px), whatever was beside it hidden
+    run zoomed_width "$svg" serve_requests
+    echo "$output"
+    [[ "$output" == "1180 hidden="* ]]
+    local leaf
+    leaf=$(grep -o 'data-n="[a-z_]*"' "$svg" | tail -1 | cut -d'"' -f2)
+    run zoomed_width "$svg" "$leaf"
+    echo "$leaf: $output"
+    [[ "$output" == "1180 hidden="* ]]
 }
 
 @test "agent: nginx master and workers (--children): the request's trace in the worker that served it" {

@@ -36,3 +36,25 @@ flame_on_screen() {
     done
     [ "$(sed -n 's/.* colours=//p' <<<"$out")" -gt 20 ]
 }
+
+# zoomed_width SVG NAME — in the browser, clicks the first frame named NAME of the flame graph
+# SVG (inline in a page, so its own script runs as when the file is opened) and prints that
+# frame's width afterwards, then "hidden=N", the frames the zoom hid.
+zoomed_width() {
+    local page
+    page=$(dirname "$1")/zoom-test.html
+    {
+        echo '<!DOCTYPE html><html><body>'
+        sed 1d "$1" # without the XML declaration
+        cat <<JS
+<script>
+var g = [...document.querySelectorAll('g.f')].find(e => e.dataset.n === '$2');
+g.dispatchEvent(new MouseEvent('click', {bubbles: true}));
+var hidden = [...document.querySelectorAll('g.f')].filter(e => e.style.display === 'none').length;
+document.title = 'zoomed ' + g.querySelector('rect').getAttribute('width') + ' hidden=' + hidden;
+</script></body></html>
+JS
+    } >"$page"
+    timeout 60 chromium --headless --no-sandbox --disable-gpu --dump-dom "file://$page" 2>/dev/null |
+        sed -n 's/.*<title>zoomed \([^<]*\)<\/title>.*/\1/p'
+}

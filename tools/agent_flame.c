@@ -20,6 +20,31 @@
 #define LEVEL_PROCESS 1
 #define LEVEL_TXN 2
 
+/* Click a frame: it and everything above it fill the width (ancestors clipped to it, frames
+ * beside it hidden), names re-cut to the new widths; click the background: back. Inline, so the
+ * file stays one self-contained document; without scripts the static drawing is the same. */
+#define ZOOM_SCRIPT                                                                              \
+    "<script><![CDATA[\n(function () {\n"                                                      \
+    "var W = %d, PAD = %d, CW = %.1f, fs = document.querySelectorAll('g.f');\n"               \
+    "function zoom(x0, w0) {\n"                                                               \
+    "  fs.forEach(function (g) {\n"                                                           \
+    "    var x = +g.dataset.x, w = +g.dataset.w, a = Math.max(x, x0), b = Math.min(x + w, x0 + w0);\n" \
+    "    if (b - a < 1e-6) { g.style.display = 'none'; return; }\n"                            \
+    "    g.style.display = '';\n"                                                             \
+    "    var nx = PAD + (a - x0) * W / w0, nw = (b - a) * W / w0, n = g.dataset.n,\n"         \
+    "        fit = Math.floor((nw - 6) / CW), t = g.querySelector('text');\n"                 \
+    "    g.querySelector('rect').setAttribute('x', nx);\n"                                    \
+    "    g.querySelector('rect').setAttribute('width', nw);\n"                                \
+    "    t.setAttribute('x', nx + 3);\n"                                                      \
+    "    t.textContent = fit < 3 ? '' : n.length <= fit ? n : n.slice(0, fit - 2) + '..';\n" \
+    "  });\n}\n"                                                                             \
+    "fs.forEach(function (g) {\n"                                                             \
+    "  g.style.cursor = 'pointer';\n"                                                         \
+    "  g.addEventListener('click', function (e) { e.stopPropagation(); zoom(+g.dataset.x, +g.dataset.w); });\n" \
+    "});\n"                                                                                   \
+    "document.documentElement.addEventListener('click', function () { zoom(PAD, W); });\n"   \
+    "})();\n]]></script>\n"
+
 struct line {
     char *stack;
     unsigned long count;
@@ -123,24 +148,24 @@ static void draw(FILE *f, const struct node *n, size_t level, double x, double w
     double y = height - PAD - (double)(level + 1) * (FRAME_H + FRAME_GAP);
     char fill[32];
     colour(n, level, fill, sizeof fill);
-    fputs("<g><title>", f);
+    /* data-x/-w/-n: where the frame was drawn and its name, for the zoom script */
+    fprintf(f, "<g class=\"f\" data-x=\"%.4f\" data-w=\"%.4f\" data-n=\"", x, w);
+    escaped(f, n->name, n->len);
+    fputs("\"><title>", f);
     escaped(f, n->name, n->len);
     fprintf(f, " (%lu sample%s, %.1f%%)</title>", n->count, n->count == 1 ? "" : "s",
             100.0 * (double)n->count / total);
     fprintf(f, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" fill=\"%s\" rx=\"2\"/>",
             x, y, w, FRAME_H, fill);
     size_t fits = w > 6 ? (size_t)((w - 6) / CHAR_W) : 0;
-    if (fits >= 3) {
-        fprintf(f, "<text x=\"%.2f\" y=\"%.0f\">", x + 3, y + FRAME_H - 4);
-        if (n->len <= fits) {
-            escaped(f, n->name, n->len);
-        } else {
-            escaped(f, n->name, fits - 2);
-            fputs("..", f);
-        }
-        fputs("</text>", f);
+    fprintf(f, "<text x=\"%.2f\" y=\"%.0f\">", x + 3, y + FRAME_H - 4);
+    if (fits >= 3 && n->len <= fits) {
+        escaped(f, n->name, n->len);
+    } else if (fits >= 3) {
+        escaped(f, n->name, fits - 2);
+        fputs("..", f);
     }
-    fputs("</g>\n", f);
+    fputs("</text></g>\n", f);
     double kx = x;
     for (size_t i = 0; i < n->nkids; i++) {
         double kw = w * (double)n->kids[i].count / (double)n->count;
@@ -196,11 +221,12 @@ static int render(const struct line *v, size_t n, const char *keep, const char *
     size_t procs = count_at(&root, LEVEL_PROCESS), txns = count_at(&root, LEVEL_TXN);
     fprintf(f, "</text>\n<text x=\"%d\" y=\"44\" text-anchor=\"middle\" fill=\"rgb(90,90,90)\">"
                "%lu sample%s in %zu process%s, %zu transaction%s: a frame's width is its share; "
-               "hover for names</text>\n",
+               "hover for names, click to zoom, click the background to reset</text>\n",
             AGENT_FLAME_WIDTH / 2, root.count, root.count == 1 ? "" : "s", procs,
             procs == 1 ? "" : "es", txns, txns == 1 ? "" : "s");
     draw(f, &root, LEVEL_TRACE, PAD, AGENT_FLAME_WIDTH - 2 * PAD, (double)root.count, height);
     *samples = root.count;
+    fprintf(f, ZOOM_SCRIPT, AGENT_FLAME_WIDTH - 2 * PAD, PAD, CHAR_W);
     fputs("</svg>\n", f);
     node_free(&root);
     return fclose(f) == 0 ? 0 : -1;

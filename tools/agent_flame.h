@@ -1,8 +1,9 @@
 /* agent_flame.h — flame graphs of the agent's folded stacks (agent_folded.h): one self-contained
  * SVG per trace, and one per transaction of a trace that has several, that any browser opens
- * (no script, no external file). The trace is the bottom frame, then the process, then the
+ * (no external file). The trace is the bottom frame, then the process, then the
  * transaction, then the sampled stacks from the outermost frame up; a frame's width is its
- * share of the samples, and hovering a frame shows its name, samples and share. The trace id is
+ * share of the samples, and hovering a frame shows its name, samples and share; a click zooms
+ * into a frame (a small inline script; without it the drawing is the same). The trace id is
  * the document's title and its heading. */
 #ifndef AGENT_FLAME_H
 #define AGENT_FLAME_H
