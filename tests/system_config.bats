@@ -77,7 +77,7 @@ wait_decided() {
     [ "$status" -eq 1 ]
     # the inspector finds the cause in the target's own /etc (its mount namespace)
     grep -A1 '^FAIL  storage' <<<"$output" |
-        grep -qF 'fix: the system configuration /etc/proflink/proflink.conf disables or does not select this program'
+        grep -qF 'fix: disabled by ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=false in /etc/proflink/proflink.conf; remove it'
 }
 
 @test "system config: a file writable by group or others, or not owned by root, is ignored" {
@@ -102,7 +102,7 @@ wait_decided() {
     run "$INSPECT" --no-threads "$PID"
     [ "$status" -eq 1 ]
     grep -A1 '^FAIL  storage' <<<"$output" |
-        grep -qF 'fix: the system configuration /etc/proflink/proflink.conf disables or does not select this program'
+        grep -qF "fix: not selected: $(command -v tail) is not matched by PROFLINK_INCLUDE=*/sleep (/etc/proflink/proflink.conf); add it there"
 }
 
 @test "system config: PROFLINK_EXCLUDE keeps the programs it names inactive; the environment wins" {
