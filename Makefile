@@ -153,7 +153,8 @@ $(BUILD):
 	@mkdir -p $@
 
 $(NODE_PKG): integrations/node/package.json $(wildcard integrations/node/lib/*.js) | $(BUILD)
-	cd integrations/node && npm pack --silent --pack-destination $(abspath $(BUILD)) >/dev/null
+	@echo "  NPM   $@"; cd integrations/node && npm pack --silent --pack-destination $(abspath $(BUILD)) >/dev/null || \
+	    echo "proflink-otel tarball not built: npm pack failed (the library and tools are built)" >&2
 
 # Test helpers (C programs that know nothing of proflink, senders, readers); built with
 # ASan/UBSan where they do not run under the preload itself.
