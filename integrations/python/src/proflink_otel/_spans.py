@@ -18,9 +18,7 @@ from opentelemetry import trace as trace_api
 from ._native import native
 
 _CTX = "_proflink_ctx"  # attribute on the span: its bytes(40), or False (no valid context)
-_ROOT = "_proflink_local_root"  # True on a span without a local parent (a transaction)
 TX = slice(24, 32)
-FLAGS = 32
 SAMPLED = 0x01
 _PAD = bytes(7)
 
@@ -39,7 +37,6 @@ def record_start(span, parent_context):
     pbuf = buf_of(parent, None) if local else None
     buf = _build(sc, pbuf[TX] if pbuf else sc.span_id.to_bytes(8, "big"))
     try:
-        setattr(span, _ROOT, not pbuf)
         setattr(span, _CTX, buf)
     except AttributeError:
         pass  # a span type that takes no attributes: rebuilt when entered
@@ -67,11 +64,6 @@ def buf_of(span, outer):
     except AttributeError:
         pass  # a span type that takes no attributes: rebuilt next time, still correct
     return buf or None
-
-
-def is_sampled_local_root(span):
-    buf = getattr(span, _CTX, None)
-    return bool(buf) and getattr(span, _ROOT, False) and bool(buf[FLAGS] & SAMPLED)
 
 
 class _Published(threading.local):

@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from opentelemetry.attributes import BoundedAttributes
 
 from ._native import native
-from ._spans import FLAGS, TX, is_sampled_local_root, record_start
+from ._spans import SAMPLED, record_start
 from .resource import publish_resource
 
 ATTRIBUTE = "elastic.profiler_stack_trace_ids"
@@ -161,13 +161,18 @@ class ProflinkSpanProcessor(SpanProcessor):
             hook(span)
 
     def on_end(self, span):
-        if _pull is None or not is_sampled_local_root(span) or not _pull.watch():
+        # The SDK hands over a read-only copy (ReadableSpan): a local root is a span without a
+        # parent or with a remote one, its own id is the transaction id.
+        sc = span.context
+        parent = span.parent
+        if (_pull is None or sc is None or not sc.trace_flags & SAMPLED
+                or (parent is not None and not parent.is_remote) or not _pull.watch()):
             return self._inner.on_end(span)
-        buf = span._proflink_ctx
-        key = buf[:16] + buf[TX]
+        trace_id, tx = sc.trace_id.to_bytes(16, "big"), sc.span_id.to_bytes(8, "big")
+        key = trace_id + tx
         # held before proflink may hand it back: the pull thread can take the result at once
         _pull.hold(key, span, self)
-        rc = native.end_transaction(buf[:16], buf[TX], buf[FLAGS], None, None)
+        rc = native.end_transaction(trace_id, tx, sc.trace_flags & 0xFF, None, None)
         if rc < 0:  # pull queue full or disabled: goes on without the ids
             _pull.unhold(key, span)
             return self._inner.on_end(span)
