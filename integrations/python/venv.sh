@@ -2,7 +2,7 @@
 # Creates (or refreshes) the virtualenv of proflink-otel's tests and benches, build/pyenv, with
 # Debian's python3 and the exact packages of requirements-test.txt from PyPI, and installs the
 # package itself (editable: the tests always run the tree's code). Nothing is done when the
-# requirements did not change since the last run. Used by .ci/run; by hand: bash this file.
+# requirements and pyproject.toml did not change since the last run. Used by .ci/run; by hand: bash this file.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -18,11 +18,12 @@ if ! "$py" -c 'import ensurepip, venv' 2>/dev/null; then
         exit 1
     fi
 fi
-stamp=$venv/.requirements
-if [ -x "$venv/bin/python" ] && cmp -s "$here/requirements-test.txt" "$stamp"; then
+# the requirements and the package's metadata (entry points) as installed last time
+stamp=$venv/.installed
+if [ -x "$venv/bin/python" ] && cat "$here/requirements-test.txt" "$here/pyproject.toml" | cmp -s - "$stamp"; then
     exit 0
 fi
 "$py" -m venv "$venv"
 "$venv/bin/pip" install -q --disable-pip-version-check -r "$here/requirements-test.txt"
 "$venv/bin/pip" install -q --disable-pip-version-check --no-deps --no-build-isolation -e "$here"
-cp "$here/requirements-test.txt" "$stamp"
+cat "$here/requirements-test.txt" "$here/pyproject.toml" >"$stamp"

@@ -6,6 +6,7 @@ import glob
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -52,7 +53,7 @@ def read_lines(path):
 class Service:
     """A Python service in the background: `argv` run by this virtualenv's interpreter."""
 
-    def __init__(self, workdir, argv, preload=True, env=None):
+    def __init__(self, workdir, argv, preload=True, env=None, command=None):
         self.dir = workdir
         os.makedirs(os.path.join(workdir, "release"), exist_ok=True)
         self.export = os.path.join(workdir, "export.jsonl")
@@ -65,12 +66,11 @@ class Service:
         if preload:
             e["LD_PRELOAD"] = LIB
         e.update(env or {})
-        self.proc = subprocess.Popen([sys.executable] + argv, env=e, stdin=subprocess.DEVNULL,
+        self.proc = subprocess.Popen((command or [sys.executable]) + argv, env=e, stdin=subprocess.DEVNULL,
                                      stdout=open(os.path.join(workdir, "server.out"), "w"),
                                      stderr=open(self.err, "w"))
-        line = wait_until("the service to listen", self._listening, 30)
-        _, port, pid = line.split()[:3]
-        self.port, self.pid = int(port), int(pid)
+        m = re.search(r":(\d+) \(pid (\d+)\)", wait_until("the service to listen", self._listening, 30))
+        self.port, self.pid = int(m.group(1)), int(m.group(2))
 
     def _listening(self):
         if self.proc.poll() is not None:
@@ -160,13 +160,14 @@ def sockdir():
 
 @pytest.fixture
 def services(tmp_path, sockdir):
-    """start(argv, preload=True, env=None) -> Service; all are stopped after the test."""
+    """start(argv, preload=True, env=None, name=None, command=None) -> Service (command: what
+    runs argv, this interpreter by default); all are stopped after the test."""
     started = []
 
-    def start(argv, preload=True, env=None, name=None):
+    def start(argv, preload=True, env=None, name=None, command=None):
         d = os.path.join(tmp_path, name or f"s{len(started)}")
         os.makedirs(d, exist_ok=True)
-        s = Service(d, argv, preload, env)
+        s = Service(d, argv, preload, env, command)
         started.append(s)
         return s
 

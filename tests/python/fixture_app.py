@@ -13,7 +13,8 @@ PORT PID" on stderr once it accepts).
       span = the root) first, then does the same inside a child span "pool-work"
   GET /flush   provider.force_flush()
   GET /stats   messages_received correlations registrations of proflink_get_stats, or "none"
-PROFLINK_TEST_NO_HOOKS=1 leaves proflink_otel.instrument() out (the tests show what it does).
+PROFLINK_TEST_HOOK: "instrument" (default), "task_factory" (aiohttp: the loop's task factory
+instead, as for uvloop), "none" (neither: the tests show what they do).
 """
 import asyncio
 import concurrent.futures
@@ -32,7 +33,8 @@ from opentelemetry.sdk.trace.sampling import Decision, Sampler, SamplingResult
 import proflink_otel
 
 MODE = sys.argv[1]
-if os.environ.get("PROFLINK_TEST_NO_HOOKS") != "1":
+HOOK = os.environ.get("PROFLINK_TEST_HOOK", "instrument")
+if HOOK == "instrument":
     proflink_otel.instrument()
 _out = open(os.environ["EXPORT_FILE"], "a")
 _out_lock = threading.Lock()
@@ -122,7 +124,7 @@ def root_attrs(q):
 
 
 def listening(port):
-    print(f"listening {port} {os.getpid()}", file=sys.stderr, flush=True)
+    print(f"listening on http://127.0.0.1:{port} (pid {os.getpid()})", file=sys.stderr, flush=True)
 
 
 def serve_flask():
@@ -197,6 +199,8 @@ def serve_aiohttp():
         return web.Response(text=stats() + "\n")
 
     async def main():
+        if HOOK == "task_factory":
+            asyncio.get_running_loop().set_task_factory(proflink_otel.task_factory)
         app = web.Application()
         app.add_routes([web.get("/req", req), web.get("/pool", pool_req),
                         web.get("/flush", flush), web.get("/stats", stats_route)])
