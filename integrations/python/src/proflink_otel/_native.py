@@ -5,9 +5,10 @@ program): a copy loaded late would not get the static TLS block that profilers r
 opened with RTLD_NOLOAD and never loaded here. Without it, or when proflink is disabled,
 ``native`` is None and every caller falls back to the plain SDK behaviour.
 
-Calls go through ctypes function prototypes bound to the library (``CFUNCTYPE(...)((name,
-lib))``): they skip the attribute lookup and argtypes handling of ``lib.name`` and cost about
-half as much per call, which matters on the context-switch path.
+Calls go through ctypes function prototypes bound to the library, made with PYFUNCTYPE: the
+call keeps the GIL. Every proflink call used here returns in nanoseconds to microseconds and
+never blocks; releasing the GIL around it (what CFUNCTYPE does) would let any thread waiting
+for the GIL take it at each context switch of a span, a thread switch per call.
 """
 import ctypes
 import os
@@ -46,7 +47,7 @@ class Native:
         self.path = path
 
         def fn(name, restype, *argtypes):
-            return c.CFUNCTYPE(restype, *argtypes)((name, lib))
+            return c.PYFUNCTYPE(restype, *argtypes)((name, lib))
 
         # set_context takes the 40-byte proflink_context as a bytes object: ctypes passes the
         # address of its contents (never copied; CPython never moves an object), None is NULL

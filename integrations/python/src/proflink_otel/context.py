@@ -24,30 +24,32 @@ class ProflinkRuntimeContext(ContextVarsRuntimeContext):
             self.attach, self.detach = var.set, var.reset
             return
 
+        # a caller that kept these bound methods goes on through them: bind only once
         def first_attach(context):
-            self._bind()
-            return self.attach(context)
+            if self.attach is first_attach:
+                self._bind()
+            return self._attach(context)
 
         def first_detach(token):
-            self._bind()
-            return self.detach(token)
+            if self.detach is first_detach:
+                self._bind()
+            return self._detach(token)
 
         self.attach, self.detach = first_attach, first_detach
 
     def _bind(self):
-        from opentelemetry.trace.propagation import _SPAN_KEY
+        from ._spans import publish_context
 
-        from ._spans import buf_of, publish, tls
-
-        set_, reset, get = self._current_context.set, self._current_context.reset, self._current_context.get
+        var = self._current_context
+        set_, reset, get = var.set, var.reset, var.get
 
         def attach(context):
             token = set_(context)
-            publish(buf_of(context.get(_SPAN_KEY), tls.buf))
+            publish_context(context)
             return token
 
         def detach(token):
             reset(token)
-            publish(buf_of(get().get(_SPAN_KEY), tls.buf))
+            publish_context(get())
 
-        self.attach, self.detach = attach, detach
+        self.attach, self.detach = self._attach, self._detach = attach, detach

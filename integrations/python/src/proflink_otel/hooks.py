@@ -25,7 +25,7 @@ from opentelemetry import context as otel_context
 from opentelemetry.trace.propagation import _SPAN_KEY
 
 from ._native import native
-from ._spans import buf_of, publish, tls
+from ._spans import buf_of, publish, publish_context, set_context, tls
 
 _installed = False
 
@@ -48,15 +48,13 @@ def _hook_handles(var):
     def _run(self):
         t = tls
         prev = t.buf
-        ctx = self._context
-        buf = _buf_in(ctx, var, prev) if ctx is not None else prev
-        if buf is not prev:
-            publish(buf)
+        publish_context(self._context.get(var))  # the context the callback runs in
         try:
             return run(self)
         finally:
             if t.buf is not prev:
-                publish(prev)
+                t.buf = prev
+                set_context(prev)
 
     _run.__wrapped__ = run
     asyncio.events.Handle._run = _run

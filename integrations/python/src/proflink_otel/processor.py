@@ -84,8 +84,13 @@ class _Pull:
             if not entries:
                 self.held.pop(key, None)
 
-    def drain(self):
-        with self.drain_lock:
+    def drain(self, wait=True):
+        """Takes every queued result and forwards the spans they complete. wait=False: unless
+        another thread is draining (it takes what is queued, this one included, before it
+        stops: it takes until the queue is empty)."""
+        if not self.drain_lock.acquire(wait):
+            return
+        try:
             while True:
                 ready = self._take()
                 if not ready:
@@ -99,6 +104,8 @@ class _Pull:
                         if not entries:
                             del self.held[key]
                     processor._forward(span, ids)
+        finally:
+            self.drain_lock.release()
 
     def _take(self):
         """The results waiting in proflink's queue: [(trace id + transaction id, ids)]."""
@@ -177,7 +184,9 @@ class ProflinkSpanProcessor(SpanProcessor):
             _pull.unhold(key, span)
             return self._inner.on_end(span)
         if rc == _DELIVERED_NOW:
-            _pull.drain()  # no profiler yet (or unsampled): exported now, as without proflink
+            # no profiler yet (auto mode) or the deferral queue is full: exported now, as without
+            # proflink, by this thread unless the pull thread is at it (never waits for it)
+            _pull.drain(wait=False)
 
     def _forward(self, span, ids):
         self._inner.on_end(_with_ids(span, ids) if ids else span)

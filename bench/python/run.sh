@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# make bench, the Python integration (proflink-otel) in build/pyenv: ratios measured in this run.
+# usage: bench/python/run.sh LIBRARY
+set -eu
+cd "$(dirname "$0")/../.."
+LIB=$1
+PY=build/pyenv/bin/python
+B=build/bench
+mkdir -p "$B"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+val() { sed -n "s/^$1 //p"; }
+best() { printf '%s\n' "$@" | sort -g | tail -1; }
+low() { printf '%s\n' "$@" | sort -g | head -1; }
+
+out=$(LD_PRELOAD=$LIB $PY bench/python/context_switch.py)
+s=$(echo "$out" | val sdk_ns); p=$(echo "$out" | val proflink_ns)
+echo "attach+detach of a span's context, SDK's contextvars context: ${s} ns   ProflinkRuntimeContext: ${p} ns   ratio $(ratio "$p" "$s")"
+s=$(echo "$out" | val sdk_request_ns); p=$(echo "$out" | val proflink_request_ns)
+echo "a root and a child span entered and left, SDK alone: ${s} ns   with the integration: ${p} ns   ratio $(ratio "$p" "$s")"
+
+plain=() hook=()
+for _ in 1 2 3; do
+    plain+=("$(LD_PRELOAD=$LIB $PY bench/python/asyncio_steps.py plain | val step_ns)")
+    hook+=("$(LD_PRELOAD=$LIB $PY bench/python/asyncio_steps.py hook | val step_ns)")
+done
+a=$(low "${plain[@]}"); b=$(low "${hook[@]}")
+echo "asyncio task step in a span, without the hook: ${a} ns   with instrument(): ${b} ns   ratio $(ratio "$b" "$a")"
+
+# HTTP, 2 ms of CPU per request: the SDK alone (no preload) against the integration under
+# proflink, alternated three times, best of each. Server and client share one CPU, so that the
+# ratio measures CPU cost rather than where the scheduler put them.
+pin=()
+if command -v taskset >/dev/null; then pin=(taskset -c "$(($(nproc) - 1))"); fi
+http_rps() { # MODE VARIANT
+    local pid port rps
+    if [ "$2" = proflink ]; then
+        LD_PRELOAD=$LIB "${pin[@]}" $PY bench/python/http_throughput.py server "$1" "$2" >"$B/py_http.out" &
+    else
+        "${pin[@]}" $PY bench/python/http_throughput.py server "$1" "$2" >"$B/py_http.out" &
+    fi
+    pid=$!
+    for _ in $(seq 100); do grep -q listening "$B/py_http.out" 2>/dev/null && break; sleep 0.1; done
+    port=$(sed -n 's/^listening //p' "$B/py_http.out")
+    rps=$("${pin[@]}" $PY bench/python/http_throughput.py client "$port" 1.5 | val requests_per_s)
+    kill "$pid"; wait "$pid" 2>/dev/null || true
+    echo "$rps"
+}
+for mode in threaded asyncio; do
+    s=() p=()
+    for _ in 1 2 3; do s+=("$(http_rps "$mode" sdk)"); p+=("$(http_rps "$mode" proflink)"); done
+    a=$(best "${s[@]}"); b=$(best "${p[@]}")
+    echo "HTTP requests/s ($mode), SDK alone: ${a}   with the integration: ${b}   ratio $(ratio "$b" "$a") (target >= 0.90)"
+done
