@@ -25,6 +25,10 @@ pyt() {
     pyt test_services.py::test_requests_published_on_their_thread_and_ids_on_exported_roots
 }
 
+@test "python: proflink-agent's samples of interleaved requests (zlib vs SHA-256 work) never land on the other request" {
+    pyt test_services.py::test_sampled_stacks_belong_to_the_request_whose_step_they_ran_in
+}
+
 @test "python: thread-pool work (asyncio.to_thread, submit(ctx.run)) publishes the context it runs in, nothing after" {
     pyt test_services.py::test_thread_pool_work_publishes_the_context_it_runs_in
 }

@@ -11,6 +11,9 @@ PORT PID" on stderr once it accepts).
   GET /pool?id=N  root span "pool N" whose work runs on a thread pool in the request's context
       (asyncio.to_thread; Flask: executor.submit(ctx.run, ...)): it holds ("hold N ... <tid>",
       span = the root) first, then does the same inside a child span "pool-work"
+  GET /burn?id=N&kind=zlib|sha&ms=M  root span "burn N" burning M ms of CPU in 5 ms slices in
+      zlib.compress or hashlib.sha256 (native frames a sampler tells apart), a yield between
+      slices (on asyncio the other requests' slices run there)
   GET /flush   provider.force_flush()
   GET /stats   messages_received correlations registrations of proflink_get_stats, or "none"
 PROFLINK_TEST_HOOK: "instrument" (default), "task_factory" (aiohttp: the loop's task factory
@@ -19,11 +22,13 @@ instead, as for uvloop), "none" (neither: the tests show what they do).
 import asyncio
 import concurrent.futures
 import contextvars
+import hashlib
 import json
 import os
 import sys
 import threading
 import time
+import zlib
 
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
@@ -103,6 +108,25 @@ def hold(id_, root_id):
         spin(1)
 
 
+_DATA = os.urandom(16384)
+
+
+def burn_native(kind, ms):
+    end = time.monotonic() + ms / 1000
+    while time.monotonic() < end:
+        if kind == "zlib":
+            zlib.compress(_DATA, 6)
+        else:
+            hashlib.sha256(_DATA).digest()
+
+
+def burn_slices(kind, ms):
+    """Yields after each 5 ms slice of burn_native."""
+    for _ in range(0, ms, 5):
+        burn_native(kind, 5)
+        yield
+
+
 def pool_work(id_, root_id):
     hold(f"{id_}a", root_id)
     with tracer.start_as_current_span("pool-work"):
@@ -155,6 +179,14 @@ def serve_flask():
             tid = pool.submit(ctx.run, pool_work, id_, root.get_span_context().span_id).result()
         return f"pool {id_} {tid}\n"
 
+    @app.route("/burn")
+    def burn():
+        q = request.args
+        with tracer.start_as_current_span(f"burn {q['id']}", kind=trace.SpanKind.SERVER):
+            for _ in burn_slices(q["kind"], int(q["ms"])):
+                time.sleep(0)
+        return f"burnt {q['id']}\n"
+
     @app.route("/flush")
     def flush():
         provider.force_flush()
@@ -191,6 +223,13 @@ def serve_aiohttp():
             tid = await asyncio.to_thread(pool_work, id_, root.get_span_context().span_id)
         return web.Response(text=f"pool {id_} {tid}\n")
 
+    async def burn(request):
+        q = request.query
+        with tracer.start_as_current_span(f"burn {q['id']}", kind=trace.SpanKind.SERVER):
+            for _ in burn_slices(q["kind"], int(q["ms"])):
+                await asyncio.sleep(0)
+        return web.Response(text=f"burnt {q['id']}\n")
+
     async def flush(request):
         provider.force_flush()
         return web.Response(text="flushed\n")
@@ -202,7 +241,7 @@ def serve_aiohttp():
         if HOOK == "task_factory":
             asyncio.get_running_loop().set_task_factory(proflink_otel.task_factory)
         app = web.Application()
-        app.add_routes([web.get("/req", req), web.get("/pool", pool_req),
+        app.add_routes([web.get("/req", req), web.get("/pool", pool_req), web.get("/burn", burn),
                         web.get("/flush", flush), web.get("/stats", stats_route)])
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()

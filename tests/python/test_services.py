@@ -3,10 +3,14 @@ service: what a profiler reads from outside while requests run, correlation data
 profiler's way coming back on the exported root spans, and the same service without the
 library. The service is fixture_app.py."""
 import concurrent.futures
+import json
+import os
+import subprocess
+import time
 
 import pytest
 
-from conftest import (ATTR, B64_A, B64_B, FIXTURE, ID_A, ID_B, send, socket_of, thread_view,
+from conftest import (AGENT, ATTR, B64_A, B64_B, FIXTURE, ID_A, ID_B, send, socket_of, thread_view,
                       traced_threads, wait_until)
 
 MODES = ["flask", "aiohttp"]
@@ -155,3 +159,40 @@ def test_the_sdk_resource_is_the_otel_process_context(services, mode):
     assert res["telemetry.sdk.name"] == "opentelemetry"
     assert j["storage"]["service_name"] == "python-fixture"
 
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_sampled_stacks_belong_to_the_request_whose_step_they_ran_in(services, tmp_path, mode):
+    """Two requests interleave (on asyncio: 5 ms slices of each on one thread), one burning CPU
+    in zlib, the other in OpenSSL's SHA-256; proflink-agent samples them from outside and reports
+    each transaction's stacks: none of one request's stacks is in the other's native code."""
+    if not os.path.exists(AGENT):
+        pytest.skip("proflink-agent was not built (libunwind-dev)")
+    svc = services([FIXTURE, mode])
+    out = tmp_path / "agent.json"
+    agent = subprocess.Popen([AGENT, "-d", "3", "-f", "50", "--json", "-o", str(out), str(svc.pid)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(0.3)  # attached
+    futures = get_all(svc, ["/burn?id=1&kind=zlib&ms=1000", "/burn?id=2&kind=sha&ms=1000"])
+    assert sorted(f.result() for f in futures) == ["burnt 1\n", "burnt 2\n"]
+    assert agent.wait(60) == 0, agent.stderr.read()
+    svc.get("/flush")
+    report = json.loads(out.read_text())
+    roots = {(s["traceId"], s["spanId"]): s["name"] for s in svc.spans() if s["parentSpanId"] is None}
+    # the frames of each kind of work (symbols, or library+offset where stripped)
+    native = {"burn 1": ("libz.so", "deflate", "adler32"),
+              "burn 2": ("libcrypto.so", "SHA256", "_hashlib", "EVP_")}
+
+    def has(frames, marks):
+        return any(m in f for f in frames for m in marks)
+
+    seen = {name: 0 for name in native}
+    for t in report["transactions"]:
+        name = roots.get((t["trace_id"], t["transaction_id"]))
+        assert name in native, ("a transaction that is no exported root", t)
+        other = native["burn 2" if name == "burn 1" else "burn 1"]
+        for sid, count in t["stack_trace_ids"].items():
+            frames = report["stacks"][sid]["frames"]
+            assert not has(frames, other), (name, frames)
+            seen[name] += count if has(frames, native[name]) else 0
+    assert all(n >= 5 for n in seen.values()), seen  # about 50 samples of each at 50 Hz
