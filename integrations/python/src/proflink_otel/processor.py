@@ -14,6 +14,7 @@ import os
 import select
 import struct
 import threading
+import warnings
 
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from opentelemetry.attributes import BoundedAttributes
@@ -148,6 +149,25 @@ def _with_ids(span, ids):
         instrumentation_scope=span.instrumentation_scope)
 
 
+_checked = False
+
+
+def _check_runtime_context():
+    """Says once when the SDK's runtime context is not this package's: spans would then be
+    published only at asyncio steps (instrument()), never on attach, so threads carry none."""
+    global _checked
+    if _checked:
+        return
+    _checked = True
+    from opentelemetry import context
+
+    from .context import ProflinkRuntimeContext
+    if not isinstance(context._RUNTIME_CONTEXT, ProflinkRuntimeContext):
+        warnings.warn("proflink-otel: the OpenTelemetry runtime context is not proflink's: set "
+                      "OTEL_PYTHON_CONTEXT=proflink in the environment, or spans are not "
+                      "published when they are entered")
+
+
 class ProflinkSpanProcessor(SpanProcessor):
     def __init__(self, inner):
         self._inner = inner
@@ -155,6 +175,7 @@ class ProflinkSpanProcessor(SpanProcessor):
         # known before the first request ends, and its datagrams do not wait in the socket.
         if _pull is not None:
             _pull.watch()
+            _check_runtime_context()
 
     def on_start(self, span, parent_context=None):
         if _pull is not None:
