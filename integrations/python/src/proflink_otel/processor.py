@@ -44,17 +44,14 @@ class _Pull:
         self.drain_lock = threading.Lock()
         self.buf = ctypes.create_string_buffer(_TAKE_SIZE)
         self.thread = None
-        self.pid = None
+        self.started = False
 
     def watch(self):
-        """Starts the daemon thread once per process (a fork child starts its own)."""
-        if self.pid == os.getpid():
+        """Starts the daemon thread once per process (a fork child starts its own: see
+        _forked). True when results can be pulled."""
+        if self.started:
             return self.thread is not None
-        if self.pid is not None:  # a fork child: what the parent held is the parent's
-            self.held = {}
-            self.held_lock = threading.Lock()
-            self.drain_lock = threading.Lock()
-        self.pid = os.getpid()
+        self.started = True
         fd = native.transactions_fd()
         if fd < 0:
             self.thread = None
@@ -63,6 +60,15 @@ class _Pull:
                                        daemon=True)
         self.thread.start()
         return True
+
+    def _forked(self):
+        """In a fork child: what the parent held is the parent's to deliver; the child has no
+        pull thread (threads do not survive fork) and takes from its own queue."""
+        self.held = {}
+        self.held_lock = threading.Lock()
+        self.drain_lock = threading.Lock()
+        self.thread = None
+        self.started = False
 
     def _loop(self, fd):
         poller = select.poll()
@@ -131,6 +137,8 @@ class _Pull:
 
 
 _pull = _Pull() if native else None
+if _pull is not None:
+    os.register_at_fork(after_in_child=_pull._forked)
 
 
 def _with_ids(span, ids):
