@@ -60,20 +60,29 @@ def _hook_handles(var):
     asyncio.events.Handle._run = _run
 
 
+def _work_fn(item):
+    """The callable of a work item: ``fn`` up to Python 3.13, ``task[0]`` from 3.14 on."""
+    fn = getattr(item, "fn", None)
+    if fn is None:
+        task = getattr(item, "task", None)
+        fn = task[0] if isinstance(task, tuple) and task else None
+    return fn
+
+
 def _hook_work_items(var):
     run = concurrent.futures.thread._WorkItem.run
 
-    def _run(self):
-        fn = self.fn
+    def _run(self, *args, **kwargs):
+        fn = _work_fn(self)
         ctx = getattr(fn, "__self__", None)
         if ctx is None and type(fn) is functools.partial:
             ctx = getattr(fn.func, "__self__", None)
         if type(ctx) is not contextvars.Context:
-            return run(self)
+            return run(self, *args, **kwargs)
         prev = tls.buf
         publish(_buf_in(ctx, var, prev))
         try:
-            return run(self)
+            return run(self, *args, **kwargs)
         finally:
             publish(prev)
 
