@@ -21,7 +21,7 @@ pyt() {
         "$ROOT/tests/python/$1" 3>&-
 }
 
-@test "python: each request's ids on its thread from outside (Flask threads, aiohttp steps, task factory); profiler ids on exported roots only" {
+@test "python: each request's ids on its thread from outside (Flask threads, aiohttp and uvicorn task steps, task factory); profiler ids on exported roots only" {
     pyt test_services.py::test_requests_published_on_their_thread_and_ids_on_exported_roots
 }
 

@@ -1,9 +1,9 @@
 """The test service of tests/python: the real OpenTelemetry Python SDK with proflink-otel, every
 ended span (sampled or not) appended as a JSON line to $EXPORT_FILE, served threaded (Flask on
-werkzeug, a thread per request) or on asyncio (aiohttp), on a port the kernel picks ("listening
-PORT PID" on stderr once it accepts).
+werkzeug, a thread per request) or on asyncio (aiohttp, or a plain ASGI app on uvicorn), on a
+port the kernel picks (its "listening on" line on stderr says which).
 
-  python fixture_app.py flask|aiohttp
+  python fixture_app.py flask|aiohttp|uvicorn
   GET /req?id=N&rounds=R&hold=K[&sampled=0]  root span "request N", child "work" doing R rounds
       of (a yield to other requests; 2 ms of CPU); in round K it appends
       "hold N <trace> <span> <root> <tid>" to $MARKER_FILE and stays on CPU until the file
@@ -201,48 +201,64 @@ def serve_flask():
     server.serve_forever()
 
 
+async def req_async(q):
+    id_, rounds, hold_at = q.get("id", "0"), int(q.get("rounds", 5)), int(q.get("hold", 0))
+    with tracer.start_as_current_span(f"request {id_}", kind=trace.SpanKind.SERVER,
+                                      attributes=root_attrs(q)) as root:
+        with tracer.start_as_current_span("work"):
+            for r in range(1, rounds + 1):
+                await asyncio.sleep(0)
+                spin(2)
+                if r == hold_at:
+                    hold(id_, root.get_span_context().span_id)
+    return f"done {id_}\n"
+
+
+async def pool_async(q):
+    id_ = q.get("id", "0")
+    with tracer.start_as_current_span(f"pool {id_}", kind=trace.SpanKind.SERVER) as root:
+        tid = await asyncio.to_thread(pool_work, id_, root.get_span_context().span_id)
+    return f"pool {id_} {tid}\n"
+
+
+async def burn_async(q):
+    with tracer.start_as_current_span(f"burn {q['id']}", kind=trace.SpanKind.SERVER):
+        for _ in burn_slices(q["kind"], int(q["ms"])):
+            await asyncio.sleep(0)
+    return f"burnt {q['id']}\n"
+
+
+async def flush_async(q):
+    provider.force_flush()
+    return "flushed\n"
+
+
+async def stats_async(q):
+    return stats() + "\n"
+
+
+# the asyncio services' routes: path -> async (query dict) -> response text
+ROUTES = {"/req": req_async, "/pool": pool_async, "/burn": burn_async, "/flush": flush_async,
+          "/stats": stats_async}
+
+
+async def set_hook():
+    if HOOK == "task_factory":
+        asyncio.get_running_loop().set_task_factory(proflink_otel.task_factory)
+
+
 def serve_aiohttp():
     from aiohttp import web
 
-    async def req(request):
-        q = request.query
-        id_, rounds, hold_at = q.get("id", "0"), int(q.get("rounds", 5)), int(q.get("hold", 0))
-        with tracer.start_as_current_span(f"request {id_}", kind=trace.SpanKind.SERVER,
-                                          attributes=root_attrs(q)) as root:
-            with tracer.start_as_current_span("work"):
-                for r in range(1, rounds + 1):
-                    await asyncio.sleep(0)
-                    spin(2)
-                    if r == hold_at:
-                        hold(id_, root.get_span_context().span_id)
-        return web.Response(text=f"done {id_}\n")
-
-    async def pool_req(request):
-        id_ = request.query.get("id", "0")
-        with tracer.start_as_current_span(f"pool {id_}", kind=trace.SpanKind.SERVER) as root:
-            tid = await asyncio.to_thread(pool_work, id_, root.get_span_context().span_id)
-        return web.Response(text=f"pool {id_} {tid}\n")
-
-    async def burn(request):
-        q = request.query
-        with tracer.start_as_current_span(f"burn {q['id']}", kind=trace.SpanKind.SERVER):
-            for _ in burn_slices(q["kind"], int(q["ms"])):
-                await asyncio.sleep(0)
-        return web.Response(text=f"burnt {q['id']}\n")
-
-    async def flush(request):
-        provider.force_flush()
-        return web.Response(text="flushed\n")
-
-    async def stats_route(request):
-        return web.Response(text=stats() + "\n")
+    def route(fn):
+        async def handle(request):
+            return web.Response(text=await fn(request.query))
+        return handle
 
     async def main():
-        if HOOK == "task_factory":
-            asyncio.get_running_loop().set_task_factory(proflink_otel.task_factory)
+        await set_hook()
         app = web.Application()
-        app.add_routes([web.get("/req", req), web.get("/pool", pool_req), web.get("/burn", burn),
-                        web.get("/flush", flush), web.get("/stats", stats_route)])
+        app.add_routes([web.get(path, route(fn)) for path, fn in ROUTES.items()])
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -253,5 +269,36 @@ def serve_aiohttp():
     asyncio.run(main())
 
 
+def serve_uvicorn():
+    """A plain ASGI app on uvicorn's asyncio loop (the socket is bound and listening before
+    uvicorn serves it: connections wait in its backlog)."""
+    import socket
+    import urllib.parse
+
+    import uvicorn
+
+    async def app(scope, receive, send):
+        if scope["type"] != "http":
+            return
+        q = dict(urllib.parse.parse_qsl(scope["query_string"].decode()))
+        text = await ROUTES[scope["path"]](q)
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/plain")]})
+        await send({"type": "http.response.body", "body": text.encode()})
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    listening(sock.getsockname()[1])
+    server = uvicorn.Server(uvicorn.Config(app, loop="asyncio", lifespan="off", log_level="warning",
+                                           access_log=False))
+
+    async def main():
+        await set_hook()
+        await server.serve(sockets=[sock])
+
+    asyncio.run(main())
+
+
 if __name__ == "__main__":
-    {"flask": serve_flask, "aiohttp": serve_aiohttp}[MODE]()
+    {"flask": serve_flask, "aiohttp": serve_aiohttp, "uvicorn": serve_uvicorn}[MODE]()

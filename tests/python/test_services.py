@@ -1,5 +1,5 @@
-"""proflink-otel with the real OpenTelemetry SDK in a threaded (Flask) and an asyncio (aiohttp)
-service: what a profiler reads from outside while requests run, correlation datagrams sent the
+"""proflink-otel with the real OpenTelemetry SDK in a threaded (Flask) and an asyncio (aiohttp,
+and a plain ASGI app on uvicorn) service: what a profiler reads from outside while requests run, correlation datagrams sent the
 profiler's way coming back on the exported root spans, and the same service without the
 library. The service is fixture_app.py."""
 import concurrent.futures
@@ -13,7 +13,7 @@ import pytest
 from conftest import (AGENT, ATTR, B64_A, B64_B, FIXTURE, ID_A, ID_B, send, socket_of, thread_view,
                       traced_threads, wait_until)
 
-MODES = ["flask", "aiohttp"]
+MODES = ["flask", "aiohttp", "uvicorn"]
 
 
 def get_all(svc, paths):
