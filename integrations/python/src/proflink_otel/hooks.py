@@ -6,7 +6,9 @@ Context variables follow the task, but proflink's record is per thread, so each 
 publishes the span of the context it runs in and restores the loop thread's own afterwards:
 the loop's idle time and other tasks' steps never carry a task's trace. The hook is on
 ``asyncio.events.Handle._run``, through which every asyncio loop runs every callback, however
-the task was made (``loop.create_task``, ``asyncio.Task(...)`` as aiohttp does, eager tasks).
+the task was made (``loop.create_task``, ``asyncio.Task(...)`` as aiohttp does); only the first
+step of an eager task (Python 3.12+) runs inside its creator's callback instead, and is published
+through attach and detach alone.
 uvloop runs its own handles: there, ``loop.set_task_factory(proflink_otel.task_factory)``
 wraps each task's coroutine instead.
 
