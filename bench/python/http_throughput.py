@@ -4,7 +4,8 @@ threaded (the standard library's ThreadingHTTPServer, a thread per connection) o
 ProflinkSpanProcessor) under the library. Spans go to an exporter that drops them.
 
   python http_throughput.py server threaded|asyncio sdk|proflink  ("listening PORT" on stdout)
-  python http_throughput.py client PORT SECONDS   ("requests_per_s N", "requests N"; 4 keep-alive
+  python http_throughput.py client PORT SECONDS   ("requests_per_s N", "server_cpu_us_per_request
+                                                   N" from the server's CPU clock; 4 keep-alive
                                                    connections)
 """
 import asyncio
@@ -22,6 +23,11 @@ def spin(ms):
     end = time.thread_time() + ms / 1000
     while time.thread_time() < end:
         pass
+
+
+def cpu_ns():
+    """The server's CPU time so far, every thread's (ended ones too), in ns."""
+    return str(time.process_time_ns()).encode()
 
 
 def setup(variant):
@@ -53,13 +59,17 @@ def serve_threaded(tracer):
         disable_nagle_algorithm = True  # headers and body are two writes
 
         def do_GET(self):
-            with tracer.start_as_current_span("GET /"):
-                with tracer.start_as_current_span("work"):
-                    spin(CPU_MS)
+            if self.path == "/cpu":
+                body = cpu_ns()
+            else:
+                with tracer.start_as_current_span("GET /"):
+                    with tracer.start_as_current_span("work"):
+                        spin(CPU_MS)
+                body = b"ok\n"
             self.send_response(200)
-            self.send_header("Content-Length", "3")
+            self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(b"ok\n")
+            self.wfile.write(body)
 
         def log_message(self, *args):
             pass
@@ -82,6 +92,7 @@ def serve_asyncio(tracer):
     async def main():
         app = web.Application()
         app.router.add_get("/", handle)
+        app.router.add_get("/cpu", lambda request: asyncio.sleep(0, web.Response(body=cpu_ns())))
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -113,10 +124,18 @@ async def client(port, seconds):
             count += 1
         writer.close()
 
+    async def server_cpu():
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(f"GET /cpu HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode())
+        data = await reader.read()
+        writer.close()
+        return int(data.split(b"\r\n\r\n", 1)[1])
+
+    cpu0 = await server_cpu()
     t = time.perf_counter()
     await asyncio.gather(*(conn() for _ in range(CONNECTIONS)))
     print(f"requests_per_s {count / (time.perf_counter() - t):.0f}")
-    print(f"requests {count}")
+    print(f"server_cpu_us_per_request {(await server_cpu() - cpu0) / count / 1000:.0f}")
 
 
 if __name__ == "__main__":

@@ -30,14 +30,15 @@ echo "asyncio task step in a span, without the hook: ${a} ns   with instrument()
 
 # HTTP, 2 ms of CPU per request: the SDK alone (no preload) against the integration under
 # proflink, alternated three times. Two figures: requests/s (best of each), and the server's CPU
-# time per request (utime+stime of /proc/PID/stat over the run, lowest of each), whose inverse is
-# the throughput of a CPU-bound server; on a loaded machine requests/s mostly measures the share
-# of the CPUs the server got, CPU per request does not. Server and client share one CPU.
+# time per request (its own CPU clock, every thread's, read before and after the run; lowest of
+# each), whose inverse is the throughput of a CPU-bound server: on a loaded machine requests/s
+# mostly measures the share of the CPUs the server got, CPU per request does not. Server and
+# client share one CPU.
 pin=()
 if command -v taskset >/dev/null; then pin=(taskset -c "$(($(nproc) - 1))"); fi
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 http_run() { # MODE VARIANT -> "REQUESTS_PER_S CPU_US_PER_REQUEST"
-    local pid port rps t0 t1 n
+    local pid port out
+    rm -f "$B/py_http.out"  # the last server's line must not be taken for this one's
     if [ "$2" = proflink ]; then
         LD_PRELOAD=$LIB "${pin[@]}" $PY bench/python/http_throughput.py server "$1" "$2" >"$B/py_http.out" &
     else
@@ -46,12 +47,9 @@ http_run() { # MODE VARIANT -> "REQUESTS_PER_S CPU_US_PER_REQUEST"
     pid=$!
     for _ in $(seq 100); do grep -q listening "$B/py_http.out" 2>/dev/null && break; sleep 0.1; done
     port=$(sed -n 's/^listening //p' "$B/py_http.out")
-    t0=$(cpu_ticks "$pid")
     out=$("${pin[@]}" $PY bench/python/http_throughput.py client "$port" 1.5)
-    t1=$(cpu_ticks "$pid")
     kill "$pid"; wait "$pid" 2>/dev/null || true
-    rps=$(echo "$out" | val requests_per_s); n=$(echo "$out" | val requests)
-    echo "$rps $(awk -v t=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" -v n="$n" 'BEGIN { printf "%.0f", t * 1e6 / hz / n }')"
+    echo "$(echo "$out" | val requests_per_s) $(echo "$out" | val server_cpu_us_per_request)"
 }
 for mode in threaded asyncio; do
     s=() p=() sc=() pc=()
