@@ -35,6 +35,7 @@ _installed = False
 def _context_var():
     """The context variable holding the OTel context (this package's runtime context, or the
     SDK's default one, which keeps it the same way)."""
+    otel_context.get_current()  # older API versions (1.20 does) load the runtime context on first use
     return getattr(otel_context._RUNTIME_CONTEXT, "_current_context", None)
 
 

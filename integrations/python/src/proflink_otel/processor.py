@@ -170,6 +170,7 @@ def _check_runtime_context():
     from opentelemetry import context
 
     from .context import ProflinkRuntimeContext
+    context.get_current()  # older API versions (1.20 does) load the runtime context on first use
     if not isinstance(context._RUNTIME_CONTEXT, ProflinkRuntimeContext):
         warnings.warn("proflink-otel: the OpenTelemetry runtime context is not proflink's: set "
                       "OTEL_PYTHON_CONTEXT=proflink in the environment, or spans are not "
