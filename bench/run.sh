@@ -100,6 +100,10 @@ if command -v node >/dev/null && [ -d integrations/node/node_modules/@openteleme
     sdk=$(best "$s1" "$s2"); pl=$(best "$p1" "$p2")
     echo "HTTP requests/s, SDK alone: ${sdk}   with the integration: ${pl}   ratio $(ratio "$pl" "$sdk") (target >= 0.90)"
 fi
+if [ -x build/pyenv/bin/python ]; then  # integrations/python/venv.sh made it
+    echo "== Python integration (proflink-otel over ctypes) =="
+    bash bench/python/run.sh "$LIB"
+fi
 echo "== HTTP reading (PROFLINK_HTTP=1 vs 0, library preloaded both ways; best of 7 alternating runs) =="
 # one CPU for client and server: the ratio then measures CPU cost, not where the scheduler put
 # the two threads (which alone moves requests/s by a factor of 3 here)
