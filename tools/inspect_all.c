@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "inspect_checks.h"
+#include "inspect_slots.h"
 
 /* 1 if /proc/PID/maps names a proflink library (by the profiler's file-name rule) */
 static int maps_proflink(pid_t pid)
@@ -66,6 +67,8 @@ int inspect_all(void)
                      r.t.storage.service_name.s);
         n++;
         failing += why != NULL;
+        if (!why)
+            inspect_slots_add(exe);
         printf("%-8ld %-40s %-24s %s%s\n", pid, exe, service, why ? "FAIL: " : "attachable",
                why ? why : "");
         inspect_report_free(&r);
@@ -77,5 +80,6 @@ int inspect_all(void)
            n > PROFILER_PROCESS_SLOTS ? ": more processes than slots, some will not be profiled "
                                          "(fix: restrict with PROFLINK_INCLUDE/EXCLUDE)"
                                        : "");
+    inspect_slots_report(PROFILER_PROCESS_SLOTS);
     return failing || n > PROFILER_PROCESS_SLOTS;
 }
