@@ -4,17 +4,8 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-setup() {
-    setup_sockdir
-    PIDS=()
-}
-
-teardown() {
-    local p
-    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || :; done
-    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || :; done
-    rm -rf "$SOCKDIR"
-}
+setup() { setup_sockdir; PIDS=(); }
+teardown() { stop_pids "${PIDS[@]}"; rm -rf "$SOCKDIR"; }
 
 @test "inspect --all past 128 processes names what takes the slots, most first, with the fix" {
     libc_independent
