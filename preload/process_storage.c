@@ -29,10 +29,30 @@ static uint8_t *put_str(uint8_t *p, const char *s)
  * service name) is deliberately not freed: a profiler
  * that read the old pointer an instant earlier may still be reading the block, and a hundred
  * bytes per fork generation is a price worth paying for never showing it freed memory. */
+/* Another provider of the format (provider.c) may have stored its own block in the pointer:
+ * its code's references resolve to ours when it is loaded after us. It is never overwritten:
+ * the store is a compare-and-swap from the block we published last. `published` and `previous`
+ * are written before the pointer (and read after it, provider.c), so a block of ours in the
+ * pointer is always one of them. */
+static void *published, *previous;
+
 static void swap_pointer(void *block)
 {
-    __atomic_store_n(&elastic_apm_profiling_correlation_process_storage_v1, block,
-                     __ATOMIC_RELEASE);
+    void *expected = __atomic_load_n(&published, __ATOMIC_RELAXED);
+    __atomic_store_n(&previous, expected, __ATOMIC_RELAXED);
+    __atomic_store_n(&published, block, __ATOMIC_RELEASE);
+    __atomic_compare_exchange_n(&elastic_apm_profiling_correlation_process_storage_v1, &expected,
+                                block, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
+void *process_storage_foreign(void)
+{
+    void *cur = __atomic_load_n(&elastic_apm_profiling_correlation_process_storage_v1,
+                                __ATOMIC_ACQUIRE);
+    if (!cur || cur == __atomic_load_n(&published, __ATOMIC_ACQUIRE) ||
+        cur == __atomic_load_n(&previous, __ATOMIC_ACQUIRE))
+        return NULL;
+    return cur;
 }
 
 int process_storage_publish(const struct config *cfg, const char *socket_path)

@@ -42,7 +42,7 @@ mapped_copies() { grep -o '/[^ ]*/elastic-jvmti-linux-proflink-[^ ]*\.so' "/proc
         echo "$output"
         [ "$status" -eq 0 ]
         grep -q "^WARN  mapping  $first " <<<"$output"
-        grep -qF "fix: 2 copies are loaded: $first serves this process, $second published nothing" <<<"$output"
+        grep -qF "fix: 2 copies of proflink are loaded: $first serves this process, $second published nothing" <<<"$output"
         grep -q '^PASS  threads' <<<"$output"
         stop_pids "${PIDS[@]}"
         PIDS=()

@@ -40,8 +40,11 @@ static void check_mapping(struct inspect_report *r)
     if (r->t.lib_files > 1) {
         inspect_add(&r->c[C_MAPPING], "; %zu matching libraries are mapped, the profiler tries each",
                     r->t.lib_files);
+        char other[1200];
         if (target_copies_fix(&r->t, r->c[C_MAPPING].fix, sizeof r->c[C_MAPPING].fix))
             r->c[C_MAPPING].st = ST_WARN;
+        else if (target_copies_other_provider(&r->t, other, sizeof other))
+            inspect_add(&r->c[C_MAPPING], "; %s", other);
     }
 }
 

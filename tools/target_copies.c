@@ -62,23 +62,39 @@ const struct target_mapping *target_copies_published(const struct target *t)
     return p.found;
 }
 
+/* proflink's own builds: the name the build gives them (a renamed copy reads as another provider) */
+static int is_proflink(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    return strncmp(base ? base + 1 : path, "elastic-jvmti-linux-proflink-", 29) == 0;
+}
+
 struct describe {
     const struct target *t;
-    char serving[1024], inert[1024];
-    int n_inert;
+    char serving[1024], inert[1024], others[1024];
+    int n_copies, n_inert, n_others;
 };
+
+static void append(char *list, size_t cap, int *n, const char *path)
+{
+    size_t used = strlen(list);
+    snprintf(list + used, cap - used, "%s%s", (*n)++ ? ", " : "", path);
+}
 
 static void describe_one(const struct target_mapping *m, void *arg)
 {
     struct describe *d = arg;
     char buf[4096];
     const char *path = target_mapping_clean_path(m, buf, sizeof buf);
-    if (!d->serving[0] && published(d->t, m) == 1) {
-        snprintf(d->serving, sizeof d->serving, "%s", path);
+    if (!is_proflink(path)) {
+        append(d->others, sizeof d->others, &d->n_others, path);
         return;
     }
-    size_t used = strlen(d->inert);
-    snprintf(d->inert + used, sizeof d->inert - used, "%s%s", d->n_inert++ ? ", " : "", path);
+    d->n_copies++;
+    if (!d->serving[0] && published(d->t, m) == 1)
+        snprintf(d->serving, sizeof d->serving, "%s", path);
+    else
+        append(d->inert, sizeof d->inert, &d->n_inert, path);
 }
 
 int target_copies_fix(const struct target *t, char *buf, size_t cap)
@@ -87,13 +103,29 @@ int target_copies_fix(const struct target *t, char *buf, size_t cap)
         return 0;
     struct describe d = {.t = t};
     each_file(t, describe_one, &d);
+    if (d.n_copies < 2)
+        return 0;
     if (d.serving[0])
-        snprintf(buf, cap, "%zu copies are loaded: %s serves this process, %s published nothing "
-                 "(a second copy stays inactive); load one copy only: remove the other from "
-                 "LD_PRELOAD or /etc/ld.so.preload (proflink-run uses a host-wide copy itself)",
-                 t->lib_files, d.serving, d.inert);
+        snprintf(buf, cap, "%d copies of proflink are loaded: %s serves this process, %s "
+                 "published nothing (a second copy stays inactive); load one copy only: remove the "
+                 "other from LD_PRELOAD or /etc/ld.so.preload (proflink-run uses a host-wide copy "
+                 "itself)", d.n_copies, d.serving, d.inert);
     else
-        snprintf(buf, cap, "%zu matching libraries are loaded (%s) and none published its "
-                 "storage; load one copy only", t->lib_files, d.inert);
+        snprintf(buf, cap, "%d copies of proflink are loaded (%s) and none published its "
+                 "storage; load one copy only", d.n_copies, d.inert);
+    return 1;
+}
+
+int target_copies_other_provider(const struct target *t, char *buf, size_t cap)
+{
+    if (t->lib_files < 2)
+        return 0;
+    struct describe d = {.t = t};
+    each_file(t, describe_one, &d);
+    if (!d.n_others || !d.n_copies)
+        return 0;
+    snprintf(buf, cap, "another provider of the format is loaded: %s; the storage is the one it "
+             "published when its socket is named there (proflink then relays what reaches its own "
+             "socket to it)", d.others);
     return 1;
 }

@@ -1,0 +1,58 @@
+/* provider_host.c — a program that loads another provider library late, as a JVM loads its
+ * agent's: commands on stdin, one per line:
+ *   load LIB SOCKET   dlopen LIB, start it with its socket at SOCKET ("loaded")
+ *   thread            create and join a thread ("thread")
+ *   resource ATTRS    proflink_set_resource(ATTRS) through dlsym, if proflink is there ("resource N")
+ *   recv              wait (2 s at most) for a datagram on the other library's socket
+ *                     ("other got N bytes" or "other got nothing")
+ *   storage           "storage SAME" when the other library's own reference and the published
+ *                     pointer agree, "storage OTHER" otherwise */
+#include <dlfcn.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static void *nothing(void *arg) { return arg; }
+
+int main(void)
+{
+    char line[512];
+    int fd = -1;
+    void *(*storage)(void) = NULL;
+    printf("ready pid=%d\n", (int)getpid());
+    fflush(stdout);
+    while (fgets(line, sizeof line, stdin)) {
+        char a[256] = "", b[256] = "";
+        if (sscanf(line, "load %255s %255s", a, b) == 2) {
+            void *h = dlopen(a, RTLD_NOW);
+            int (*start)(const char *, const char *) = h ? (int (*)(const char *, const char *))dlsym(h, "other_provider_start") : NULL;
+            storage = h ? (void *(*)(void))dlsym(h, "other_provider_storage") : NULL;
+            fd = start ? start(b, "other-service") : -1;
+            printf(fd >= 0 ? "loaded\n" : "load failed: %s\n", dlerror());
+        } else if (!strncmp(line, "thread", 6)) {
+            pthread_t t;
+            pthread_create(&t, NULL, nothing, NULL);
+            pthread_join(t, NULL);
+            printf("thread\n");
+        } else if (sscanf(line, "resource %255s", a) == 1) {
+            int (*set)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "proflink_set_resource");
+            printf("resource %d\n", set ? set(a) : -99);
+        } else if (!strncmp(line, "recv", 4)) {
+            struct pollfd p = {.fd = fd, .events = POLLIN};
+            char buf[2048];
+            ssize_t n = poll(&p, 1, 2000) == 1 ? recv(fd, buf, sizeof buf, 0) : -1;
+            if (n >= 0)
+                printf("other got %zd bytes\n", n);
+            else
+                printf("other got nothing\n");
+        } else if (!strncmp(line, "storage", 7)) {
+            void **published = dlsym(RTLD_DEFAULT, "elastic_apm_profiling_correlation_process_storage_v1");
+            printf("storage %s\n", storage && published && storage() == *published ? "SAME" : "OTHER");
+        }
+        fflush(stdout);
+    }
+    return 0;
+}
