@@ -160,6 +160,8 @@ EOF
     ns_etc_setup
     [ ! -f "$BATS_FILE_TMPDIR/skip" ] || skip "$(cut -d: -f2- "$BATS_FILE_TMPDIR/skip")"
     command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+    setpriv --reuid=65534 --regid=65534 --clear-groups test -r "$ROOT/Makefile" ||
+        skip "the unprivileged user cannot read the source tree here"
     # readable by the unprivileged user too (bats' own directories are not)
     PFX=$(mktemp -d /tmp/plpfx.XXXXXX)
     chmod 755 "$PFX"
