@@ -78,3 +78,26 @@ host() { # COMMAND REPLY-PATTERN
     grep -q "^PASS  storage .*service-name \"changed\".*socket \"$SOCK\"" <<<"$output"
     refute grep -q 'apmint process storage' "$ERR"
 }
+
+@test "a second OpenTelemetry process context published by the program: proflink withdraws its own and says so once" {
+    [ "$(grep -c OTEL_CTX "/proc/$TARGET_PID/maps")" = 1 ]
+    host otelctx '^otelctx '
+    local addr rc
+    read -r _ addr rc < <(grep '^otelctx ' "$OUT")
+    grep OTEL_CTX "/proc/$TARGET_PID/maps" || :
+    # proflink's mapping is gone; the program's is named where the kernel can name mappings
+    if [ "$rc" = 0 ]; then
+        [ "$(grep -c OTEL_CTX "/proc/$TARGET_PID/maps")" = 1 ]
+        grep -q "^0*$addr-.*\[anon:OTEL_CTX\]" "/proc/$TARGET_PID/maps"
+    else
+        [ "$(grep -c OTEL_CTX "/proc/$TARGET_PID/maps")" = 0 ]
+    fi
+    # a tracer's new resource publishes nothing again
+    host "resource service.name=changed" '^resource '
+    refute grep -q '/memfd:OTEL_CTX' "/proc/$TARGET_PID/maps"
+    cat "$ERR"
+    [ "$(grep -c 'another OpenTelemetry process context was published in this process' "$ERR")" = 1 ]
+    # the apmint side is untouched: still proflink's
+    run "$INSPECT" --no-threads "$TARGET_PID"
+    grep -q "^PASS  storage .*socket \"$SOCK\"" <<<"$output"
+}

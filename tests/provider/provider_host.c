@@ -6,13 +6,19 @@
  *   recv              wait (2 s at most) for a datagram on the other library's socket
  *                     ("other got N bytes" or "other got nothing")
  *   storage           "storage SAME" when the other library's own reference and the published
- *                     pointer agree, "storage OTHER" otherwise */
+ *                     pointer agree, "storage OTHER" otherwise
+ *   otelctx           publishes an OpenTelemetry process context of its own, as an SDK does: an
+ *                     anonymous page with an OTEL_CTX header, named with prctl
+ *                     ("otelctx ADDR RC", RC the prctl's result) */
 #include <dlfcn.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 static void *nothing(void *arg) { return arg; }
@@ -48,6 +54,17 @@ int main(void)
                 printf("other got %zd bytes\n", n);
             else
                 printf("other got nothing\n");
+        } else if (!strncmp(line, "otelctx", 7)) {
+            unsigned char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            struct timespec now;
+            clock_gettime(CLOCK_BOOTTIME, &now);
+            unsigned long long ts = (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec;
+            unsigned version = 2;
+            memcpy(p, "OTEL_CTX", 8);
+            memcpy(p + 8, &version, 4);
+            memcpy(p + 16, &ts, 8);
+            int rc = prctl(0x53564d41, 0, (unsigned long)p, 4096, (unsigned long)"OTEL_CTX");
+            printf("otelctx %lx %d\n", (unsigned long)p, rc);
         } else if (!strncmp(line, "storage", 7)) {
             void **published = dlsym(RTLD_DEFAULT, "elastic_apm_profiling_correlation_process_storage_v1");
             printf("storage %s\n", storage && published && storage() == *published ? "SAME" : "OTHER");
