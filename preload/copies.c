@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <string.h>
 
+#include "export.h"
 #include "log.h"
 
 #ifndef PROFLINK_STATIC
@@ -25,6 +26,28 @@ static int other_libc_build(const char *path)
     return !musl_name && strstr(base ? base : path, "-proflink-") != NULL;
 #endif
 }
+
+/* This object's own extent, from the linker (hidden: each copy sees its own). */
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+extern const char _end[] __attribute__((visibility("hidden")));
+
+/* The contract's names as the global scope resolves them for our code: our references go
+ * through the GOT (default visibility, no -Bsymbolic), so these are the first definitions. */
+PROFLINK_EXPORT const char *proflink_version(void);
+extern void *elastic_apm_profiling_correlation_process_storage_v1;
+
+/* When def (the global scope's definition) lies outside this object: its path in *who (dladdr,
+ * only then: it searches symbol tables), unless it is proflink's build for the other libc. */
+static int defined_before_us(const void *def, const char **who)
+{
+    Dl_info first;
+    if ((const char *)def >= __ehdr_start && (const char *)def < _end)
+        return 0;
+    if (!dladdr(def, &first) || !first.dli_fname || other_libc_build(first.dli_fname))
+        return 0;
+    *who = first.dli_fname;
+    return 1;
+}
 #endif
 
 int copies_first(void)
@@ -32,15 +55,24 @@ int copies_first(void)
 #ifdef PROFLINK_STATIC
     return 1; /* linked into the program: the program's own definitions come first anyway */
 #else
-    /* an exported function every copy defines: where the global scope finds it is the first */
-    void *first_def = dlsym(RTLD_DEFAULT, "proflink_version");
-    Dl_info mine, first;
-    if (!first_def || !dladdr((void *)copies_first, &mine) || !dladdr(first_def, &first) ||
-        first.dli_fbase == mine.dli_fbase || !first.dli_fname || other_libc_build(first.dli_fname))
-        return 1;
-    log_warn("another copy of proflink, %s, was loaded first and serves this process; this copy, "
-             "%s, stays inactive (load only one copy: LD_PRELOAD, /etc/ld.so.preload)",
-             first.dli_fname, mine.dli_fname ? mine.dli_fname : "?");
-    return 0;
+    const char *who;
+    /* an exported function every copy of proflink defines: where the global scope finds it. No
+     * lookup by name: this runs at the start of every process under a host-wide preload. */
+    if (defined_before_us((const void *)proflink_version, &who)) {
+        Dl_info mine;
+        log_warn("another copy of proflink, %s, was loaded first and serves this process; this "
+                 "copy, %s, stays inactive (load only one copy: LD_PRELOAD, /etc/ld.so.preload)",
+                 who, dladdr((void *)copies_first, &mine) && mine.dli_fname ? mine.dli_fname : "?");
+        return 0;
+    }
+    /* Another provider of the format loaded before proflink (an agent's library earlier in
+     * LD_PRELOAD): every write of ours to the contract's names would land in its variables, its
+     * storage and its threads' records. It serves the process; proflink stays out of it. */
+    if (defined_before_us(&elastic_apm_profiling_correlation_process_storage_v1, &who)) {
+        log_info("%s, loaded before proflink, provides the apmint format in this process; "
+                 "proflink stays inactive here", who);
+        return 0;
+    }
+    return 1;
 #endif
 }

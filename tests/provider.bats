@@ -101,3 +101,17 @@ host() { # COMMAND REPLY-PATTERN
     run "$INSPECT" --no-threads "$TARGET_PID"
     grep -q "^PASS  storage .*socket \"$SOCK\"" <<<"$output"
 }
+
+@test "a provider loaded before proflink keeps the process: proflink stays inactive and says so once" {
+    local d=$BATS_TEST_TMPDIR/early
+    mkdir "$d"
+    # one program image, which reads its own maps
+    ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR=$d PROFLINK_LOG=info \
+        LD_PRELOAD="$OTHER $LIB" cat /proc/self/maps >"$d/out" 2>"$d/err"
+    cat "$d/err"
+    grep -q elastic-jvmti-linux-proflink "$d/out"
+    refute grep -q OTEL_CTX "$d/out"
+    [ -z "$(find "$d" -name 'proflink-*')" ]
+    [ "$(grep -c "proflink: $OTHER, loaded before proflink, provides the apmint format in this process; proflink stays inactive here" "$d/err")" = 1 ]
+    refute grep -q 'active: ' "$d/err"
+}
