@@ -49,7 +49,9 @@ static int names_no_file(const char *path)
     if (!path || runtime_sandboxed())
         return 0;
     int saved_errno = errno;
-    int missing = faccessat(AT_FDCWD, path, F_OK, 0) != 0 && (errno == ENOENT || errno == ENOTDIR);
+    /* the errors of resolving the path, which the exec would meet first and fail with too */
+    int missing = faccessat(AT_FDCWD, path, F_OK, 0) != 0 &&
+                  (errno == ENOENT || errno == ENOTDIR || errno == EACCES);
     errno = saved_errno;
     return missing;
 }
