@@ -7,12 +7,14 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "process_storage.h"
 #include "reader_lazy.h"
+#include "runtime_state.h"
 
 /* The other block's fields, bounded as the profiler bounds them (its reader refuses longer). */
 #define OTHER_SERVICE_MAX 128
@@ -27,29 +29,37 @@ static const void *relay_block;
 static struct sockaddr_un relay_addr;
 static int relay_ok;
 
-/* Reads utf8-str (u32 length + bytes) at *p; 0 when longer than max. */
-static int next_str(const uint8_t **p, uint32_t max, const uint8_t **s, uint32_t *len)
+/* Copies n bytes of this process's memory at addr, failing with EFAULT where a plain read would
+ * crash: the block is the other library's, which may replace or free it at any time. */
+static int read_own(const void *addr, void *out, size_t n)
 {
-    memcpy(len, *p, 4);
-    if (*len > max)
+    struct iovec local = {out, n}, remote = {(void *)addr, n};
+    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+/* Skips the utf8-str (u32 length + bytes) at *p, or copies it into out (cap bytes) when out is
+ * given; 0 when unreadable or longer than max. */
+static int next_str(const uint8_t **p, uint32_t max, char *out, size_t cap, uint32_t *len)
+{
+    if (read_own(*p, len, 4) != 0 || *len > max)
         return 0;
-    *s = *p + 4;
+    if (out && (*len >= cap || read_own(*p + 4, out, *len) != 0))
+        return 0;
     *p += 4 + *len;
     return 1;
 }
 
-/* The socket path the other block names, into out (a sun_path); 0 when it does not fit. */
+/* The socket path the other block names, into out (a sun_path); 0 when it cannot be read or
+ * does not fit. */
 static int other_socket(const void *block, struct sockaddr_un *out)
 {
-    const uint8_t *p = (const uint8_t *)block + 2, *s;
+    const uint8_t *p = (const uint8_t *)block + 2;
     uint32_t len;
-    if (!next_str(&p, OTHER_SERVICE_MAX, &s, &len) || !next_str(&p, OTHER_ENV_MAX, &s, &len) ||
-        !next_str(&p, OTHER_SOCKET_MAX, &s, &len) || len == 0 || len >= sizeof out->sun_path)
-        return 0;
     memset(out, 0, sizeof *out);
     out->sun_family = AF_UNIX;
-    memcpy(out->sun_path, s, len);
-    return 1;
+    return next_str(&p, OTHER_SERVICE_MAX, NULL, 0, &len) &&
+           next_str(&p, OTHER_ENV_MAX, NULL, 0, &len) &&
+           next_str(&p, OTHER_SOCKET_MAX, out->sun_path, sizeof out->sun_path, &len) && len > 0;
 }
 
 /* The first loaded object other than proflink named by the profiler's rule
@@ -69,7 +79,8 @@ static int find_other(struct dl_phdr_info *info, size_t size, void *data)
 
 void provider_check(void)
 {
-    if (atomic_load_explicit(&yielded, memory_order_relaxed))
+    /* (in a sandboxed process: reading the block, logging and relaying are system calls) */
+    if (atomic_load_explicit(&yielded, memory_order_relaxed) || runtime_sandboxed())
         return;
     const void *other = process_storage_foreign();
     if (!other)
