@@ -31,27 +31,35 @@ static uint8_t *put_str(uint8_t *p, const char *s)
  * bytes per fork generation is a price worth paying for never showing it freed memory. */
 /* Another provider of the format (provider.c) may have stored its own block in the pointer:
  * its code's references resolve to ours when it is loaded after us. It is never overwritten:
- * the store is a compare-and-swap from the block we published last. `published` and `previous`
- * are written before the pointer (and read after it, provider.c), so a block of ours in the
- * pointer is always one of them. */
-static void *published, *previous;
+ * the store is a compare-and-swap from the block we published last. Our recent blocks are kept
+ * in a small ring, each written before the pointer can name it (and read after it,
+ * process_storage_foreign), so a block of ours in the pointer is always found there, even when
+ * two threads publish at once (a failed exec beside a tracer's new resource). */
+#define OURS_KEPT 8
+static void *ours[OURS_KEPT];
+static unsigned ours_next;
+static void *published;
 
 static void swap_pointer(void *block)
 {
-    void *expected = __atomic_load_n(&published, __ATOMIC_RELAXED);
-    __atomic_store_n(&previous, expected, __ATOMIC_RELAXED);
-    __atomic_store_n(&published, block, __ATOMIC_RELEASE);
-    __atomic_compare_exchange_n(&elastic_apm_profiling_correlation_process_storage_v1, &expected,
-                                block, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+    if (block)
+        __atomic_store_n(&ours[__atomic_fetch_add(&ours_next, 1, __ATOMIC_RELAXED) % OURS_KEPT],
+                         block, __ATOMIC_RELEASE);
+    void *expected = __atomic_load_n(&published, __ATOMIC_ACQUIRE);
+    if (__atomic_compare_exchange_n(&elastic_apm_profiling_correlation_process_storage_v1,
+                                    &expected, block, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+        __atomic_store_n(&published, block, __ATOMIC_RELEASE);
 }
 
 void *process_storage_foreign(void)
 {
     void *cur = __atomic_load_n(&elastic_apm_profiling_correlation_process_storage_v1,
                                 __ATOMIC_ACQUIRE);
-    if (!cur || cur == __atomic_load_n(&published, __ATOMIC_ACQUIRE) ||
-        cur == __atomic_load_n(&previous, __ATOMIC_ACQUIRE))
+    if (!cur)
         return NULL;
+    for (int i = 0; i < OURS_KEPT; i++)
+        if (__atomic_load_n(&ours[i], __ATOMIC_ACQUIRE) == cur)
+            return NULL;
     return cur;
 }
 

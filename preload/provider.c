@@ -14,6 +14,7 @@
 #include "log.h"
 #include "process_storage.h"
 #include "reader_lazy.h"
+#include "runtime.h"
 #include "runtime_state.h"
 
 /* The other block's fields, bounded as the profiler bounds them (its reader refuses longer). */
@@ -112,7 +113,9 @@ void provider_relay(const void *buf, size_t len)
         return;
     if (other != relay_block) { /* the other provider published a new block: read it again */
         relay_block = other;
-        relay_ok = other_socket(other, &relay_addr);
+        /* never to our own socket: that would be a loop */
+        relay_ok = other_socket(other, &relay_addr) &&
+                   strcmp(relay_addr.sun_path, runtime_socket_path()) != 0;
     }
     if (!relay_ok)
         return;
