@@ -20,6 +20,9 @@ setup_file() {
     if ! unshare -m -p -f true 2>"$d/ns.err"; then
         echo "skip: cannot make mount and pid namespaces here ($(head -c 200 "$d/ns.err"))" >"$d/skip"; return 0
     fi
+    if ! command -v musl-gcc >/dev/null; then
+        echo "skip: the package ships the musl build: musl-tools is not installed" >"$d/skip"; return 0
+    fi
     make -s -C "$ROOT" deb >"$d/deb.log" 2>&1 || { cat "$d/deb.log" >&2; return 1; }
     if [ ! -f "$TARBALL" ]; then
         local st=0
