@@ -7,8 +7,10 @@
 #include "copies.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <string.h>
 
+#include "config.h"
 #include "export.h"
 #include "log.h"
 
@@ -35,6 +37,31 @@ extern const char _end[] __attribute__((visibility("hidden")));
  * through the GOT (default visibility, no -Bsymbolic), so these are the first definitions. */
 PROFLINK_EXPORT const char *proflink_version(void);
 extern void *elastic_apm_profiling_correlation_process_storage_v1;
+extern __thread void *otel_thread_ctx_v1;
+extern __thread void *thread_records_own_otel_ctx __attribute__((visibility("hidden")));
+
+/* The object whose TLS block (in this thread) holds addr: dlsym and dladdr know nothing of TLS
+ * addresses, dl_iterate_phdr gives each module's block. */
+struct tls_owner {
+    const void *addr;
+    const char *name;
+};
+
+static int find_tls_owner(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct tls_owner *o = data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        const char *block = info->dlpi_tls_data;
+        if (ph->p_type == PT_TLS && block && (const char *)o->addr >= block &&
+            (const char *)o->addr < block + ph->p_memsz) {
+            o->name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "the program";
+            return 1;
+        }
+    }
+    return 0;
+}
 
 /* When def (the global scope's definition) lies outside this object: its path in *who (dladdr,
  * only then: it searches symbol tables), unless it is proflink's build for the other libc. */
@@ -72,6 +99,17 @@ int copies_first(void)
         log_info("%s, loaded before proflink, provides the apmint format in this process; "
                  "proflink stays inactive here", who);
         return 0;
+    }
+    /* Another exporter of the OTel thread pointer ahead of proflink (a tracer in the program
+     * itself, a library earlier in LD_PRELOAD): our thread records would be written into its
+     * variable. The OTel side (thread records and the process context that describes them) is
+     * left to it; the apmint side stays proflink's. */
+    if (&otel_thread_ctx_v1 != &thread_records_own_otel_ctx && proflink_config.otel_context) {
+        struct tls_owner o = {(const void *)&otel_thread_ctx_v1, NULL};
+        dl_iterate_phdr(find_tls_owner, &o);
+        proflink_config.otel_context = 0;
+        log_info("%s exports otel_thread_ctx_v1 ahead of proflink: proflink leaves the OpenTelemetry "
+                 "thread and process contexts to it", o.name ? o.name : "another object");
     }
     return 1;
 #endif

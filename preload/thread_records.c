@@ -23,6 +23,9 @@ _Static_assert(_Alignof(struct otel_record) >= 2, "OTEP 4947: 2-byte aligned rec
  * fsbase/tpidr_el0 + the resolved static-TLS offset. */
 PROFLINK_EXPORT __thread void *elastic_apm_profiling_correlation_tls_v1;
 PROFLINK_EXPORT __thread void *otel_thread_ctx_v1;
+/* This library's own instance of it, whoever exports the name first (copies.c compares). */
+extern __thread void *thread_records_own_otel_ctx
+    __attribute__((alias("otel_thread_ctx_v1"), visibility("hidden")));
 __thread struct thread_block *thread_block_current;
 
 /* Set once at init (thread_records_init): whether OTel records are kept too (copied into each

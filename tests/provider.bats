@@ -17,6 +17,7 @@ setup_file() {
     gcc -O1 -g -Wall -Werror -fPIC -shared -ftls-model=global-dynamic $dialect \
         -o "$d/elastic-jvmti-linux-otherprovider.so" "$ROOT/tests/provider/other_provider.c"
     gcc -O1 -g -Wall -Werror -o "$d/provider_host" "$ROOT/tests/provider/provider_host.c" -ldl -lpthread
+    gcc -O1 -g -Wall -Werror -rdynamic $dialect -o "$d/otel_exporter" "$ROOT/tests/provider/otel_exporter.c" -lpthread
 }
 
 setup() {
@@ -114,4 +115,19 @@ host() { # COMMAND REPLY-PATTERN
     [ -z "$(find "$d" -name 'proflink-*')" ]
     [ "$(grep -c "proflink: $OTHER, loaded before proflink, provides the apmint format in this process; proflink stays inactive here" "$d/err")" = 1 ]
     refute grep -q 'active: ' "$d/err"
+}
+
+@test "a program that exports otel_thread_ctx_v1 itself keeps it: proflink writes no OTel record into it and publishes no OTel context" {
+    local d=$BATS_TEST_TMPDIR/exp
+    mkdir "$d"
+    ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR=$d PROFLINK_LOG=info LD_PRELOAD=$LIB \
+        "$BATS_FILE_TMPDIR/otel_exporter" >"$d/out" 2>"$d/err"
+    cat "$d/out" "$d/err"
+    grep -qx 'main null' "$d/out"
+    grep -qx 'thread null' "$d/out"
+    grep -qx 'otel_ctx 0' "$d/out"
+    [ "$(grep -c "exports otel_thread_ctx_v1 ahead of proflink: proflink leaves the OpenTelemetry thread and process contexts to it" "$d/err")" = 1 ]
+    grep -q "^proflink: the program exports otel_thread_ctx_v1" "$d/err"
+    # the apmint side is still proflink's
+    grep -q 'proflink: active: ' "$d/err"
 }
