@@ -47,7 +47,7 @@ PROFLINK_EXPORT int prctl(int option, unsigned long a2, unsigned long a3, unsign
     }
     if (option != PR_SET_SECCOMP) {
         int rc = f(option, a2, a3, a4, a5);
-        otel_ctx_watch_prctl(rc, option, a2, a3, a5); /* another OTEL_CTX publisher? */
+        otel_ctx_watch_prctl(option, a2, a3, a5); /* another OTEL_CTX publisher? */
         return rc;
     }
     runtime_sandbox_begin();

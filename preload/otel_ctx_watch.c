@@ -27,10 +27,8 @@ static int names_otel_ctx(unsigned long name)
     return memcmp(buf, "OTEL_CTX", sizeof buf) == 0;
 }
 
-void otel_ctx_watch_prctl(int rc, int option, unsigned long a2, unsigned long addr,
-                          unsigned long name)
+void otel_ctx_watch_prctl(int option, unsigned long a2, unsigned long addr, unsigned long name)
 {
-    (void)rc;
     /* Nothing in a sandboxed process: reading the name and withdrawing are system calls of ours. */
     if (option != WATCH_PR_SET_VMA || a2 != WATCH_PR_SET_VMA_ANON_NAME || !name ||
         !runtime_active() || runtime_sandboxed() || otel_process_ctx_is_ours((const void *)addr))

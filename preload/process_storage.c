@@ -24,17 +24,20 @@ static uint8_t *put_str(uint8_t *p, const char *s)
     return p + n;
 }
 
-/* Publication is a release store: the block is complete before the pointer can be seen. The
+/* Publication is a release store (a compare-and-swap, below): the block is complete before the pointer can be seen. The
  * replaced block (a fork child's copy of its parent's, or the block before a tracer's new
  * service name) is deliberately not freed: a profiler
  * that read the old pointer an instant earlier may still be reading the block, and a hundred
- * bytes per fork generation is a price worth paying for never showing it freed memory. */
-/* Another provider of the format (provider.c) may have stored its own block in the pointer:
+ * bytes per fork generation is a price worth paying for never showing it freed memory.
+ *
+ * Another provider of the format (provider.c) may have stored its own block in the pointer:
  * its code's references resolve to ours when it is loaded after us. It is never overwritten:
  * the store is a compare-and-swap from the block we published last. Our recent blocks are kept
  * in a small ring, each written before the pointer can name it (and read after it,
  * process_storage_foreign), so a block of ours in the pointer is always found there, even when
  * two threads publish at once (a failed exec beside a tracer's new resource). */
+/* more than the publications that can be in flight at once (a failed exec on each of a few
+ * threads beside one tracer's resource, serialized by its lock) */
 #define OURS_KEPT 8
 static void *ours[OURS_KEPT];
 static unsigned ours_next;
