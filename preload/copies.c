@@ -108,8 +108,9 @@ int copies_first(void)
         struct tls_owner o = {(const void *)&otel_thread_ctx_v1, NULL};
         dl_iterate_phdr(find_tls_owner, &o);
         proflink_config.otel_context = 0;
-        log_info("%s exports otel_thread_ctx_v1 ahead of proflink: proflink leaves the OpenTelemetry "
-                 "thread and process contexts to it", o.name ? o.name : "another object");
+        log_info("%s exports otel_thread_ctx_v1 ahead of proflink: proflink leaves the "
+                 "OpenTelemetry thread and process contexts to it",
+                 o.name ? o.name : "another object");
     }
     return 1;
 #endif

@@ -24,9 +24,9 @@ static uint8_t *put_str(uint8_t *p, const char *s)
     return p + n;
 }
 
-/* Publication is a release store (a compare-and-swap, below): the block is complete before the pointer can be seen. The
- * replaced block (a fork child's copy of its parent's, or the block before a tracer's new
- * service name) is deliberately not freed: a profiler
+/* Publication is a release store (a compare-and-swap, below): the block is complete before the
+ * pointer can be seen. The replaced block (a fork child's copy of its parent's, or the block
+ * before a tracer's new service name) is deliberately not freed: a profiler
  * that read the old pointer an instant earlier may still be reading the block, and a hundred
  * bytes per fork generation is a price worth paying for never showing it freed memory.
  *

@@ -47,7 +47,8 @@ void inspect_slots_report(int slots)
 {
     if (total > slots) {
         qsort(table, (size_t)n_exes, sizeof table[0], by_count);
-        printf("the %d attachable processes take the profiler's %d slots first come, first served:", total, slots);
+        printf("the %d attachable processes take the profiler's %d slots first come, first served:",
+               total, slots);
         int rest = others;
         for (int i = 0; i < n_exes; i++) {
             if (i < SLOTS_NAMED)

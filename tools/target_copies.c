@@ -19,14 +19,16 @@ static int published(const struct target *t, const struct target_mapping *m)
         return -1;
     int rc = -1;
     if (target_elf_lookup(&e, TARGET_STORAGE_SYMBOL, &sym, err) == 0 && sym.shndx != SHN_UNDEF &&
-        target_elf_bias(&e, m, &bias, err) == 0 && target_mem_u64(&t->mem, bias + sym.value, &ptr, err) == 0)
+        target_elf_bias(&e, m, &bias, err) == 0 &&
+        target_mem_u64(&t->mem, bias + sym.value, &ptr, err) == 0)
         rc = ptr != 0;
     target_elf_close(&e);
     return rc;
 }
 
 /* the matching executable mappings, one per file (the first of each), by the callback */
-static void each_file(const struct target *t, void (*fn)(const struct target_mapping *, void *), void *arg)
+static void each_file(const struct target *t, void (*fn)(const struct target_mapping *, void *),
+                      void *arg)
 {
     char buf[4096];
     for (size_t i = 0; i < t->maps.n; i++) {
@@ -62,7 +64,8 @@ const struct target_mapping *target_copies_published(const struct target *t)
     return p.found;
 }
 
-/* proflink's own builds: the name the build gives them (a renamed copy reads as another provider) */
+/* proflink's own builds, by the name the build gives them (a renamed copy reads as another
+ * provider) */
 static int is_proflink(const char *path)
 {
     const char *base = strrchr(path, '/');
