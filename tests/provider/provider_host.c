@@ -34,7 +34,8 @@ int main(void)
         char a[256] = "", b[256] = "";
         if (sscanf(line, "load %255s %255s", a, b) == 2) {
             void *h = dlopen(a, RTLD_NOW);
-            int (*start)(const char *, const char *) = h ? (int (*)(const char *, const char *))dlsym(h, "other_provider_start") : NULL;
+            typedef int (*start_fn)(const char *, const char *);
+            start_fn start = h ? (start_fn)dlsym(h, "other_provider_start") : NULL;
             storage = h ? (void *(*)(void))dlsym(h, "other_provider_storage") : NULL;
             fd = start ? start(b, "other-service") : -1;
             printf(fd >= 0 ? "loaded\n" : "load failed: %s\n", dlerror());
@@ -44,7 +45,8 @@ int main(void)
             pthread_join(t, NULL);
             printf("thread\n");
         } else if (sscanf(line, "resource %255s", a) == 1) {
-            int (*set)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "proflink_set_resource");
+            typedef int (*set_fn)(const char *);
+            set_fn set = (set_fn)dlsym(RTLD_DEFAULT, "proflink_set_resource");
             printf("resource %d\n", set ? set(a) : -99);
         } else if (!strncmp(line, "recv", 4)) {
             struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -55,10 +57,12 @@ int main(void)
             else
                 printf("other got nothing\n");
         } else if (!strncmp(line, "otelctx", 7)) {
-            unsigned char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            unsigned char *p =
+                mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
             struct timespec now;
             clock_gettime(CLOCK_BOOTTIME, &now);
-            unsigned long long ts = (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec;
+            unsigned long long ts =
+                (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec;
             unsigned version = 2;
             memcpy(p, "OTEL_CTX", 8);
             memcpy(p + 8, &version, 4);
@@ -66,8 +70,10 @@ int main(void)
             int rc = prctl(0x53564d41, 0, (unsigned long)p, 4096, (unsigned long)"OTEL_CTX");
             printf("otelctx %lx %d\n", (unsigned long)p, rc);
         } else if (!strncmp(line, "storage", 7)) {
-            void **published = dlsym(RTLD_DEFAULT, "elastic_apm_profiling_correlation_process_storage_v1");
-            printf("storage %s\n", storage && published && storage() == *published ? "SAME" : "OTHER");
+            void **published =
+                dlsym(RTLD_DEFAULT, "elastic_apm_profiling_correlation_process_storage_v1");
+            int same = storage && published && storage() == *published;
+            printf("storage %s\n", same ? "SAME" : "OTHER");
         }
         fflush(stdout);
     }
