@@ -9,6 +9,7 @@
 #include "log.h"
 #include "otel_process_ctx.h"
 #include "runtime_state.h"
+#include "thread_records.h"
 
 /* The kernel ABI values (linux/prctl.h), spelled out as in hooks/seccomp.c. */
 #define WATCH_PR_SET_VMA 0x53564d41
@@ -34,8 +35,11 @@ void otel_ctx_watch_prctl(int option, unsigned long a2, unsigned long addr, unsi
         !runtime_active() || runtime_sandboxed() || otel_process_ctx_is_ours((const void *)addr))
         return;
     int saved = errno;
-    if (names_otel_ctx(name) && otel_process_ctx_withdraw())
+    if (names_otel_ctx(name) && otel_process_ctx_withdraw()) {
+        thread_records_otel_off();
         log_info("another OpenTelemetry process context was published in this process (OTEL_CTX "
-                 "at %p): proflink withdrew its own, one per process (OTEP 4719)", (void *)addr);
+                 "at %p): proflink withdrew its own, one per process (OTEP 4719), and gives new "
+                 "threads no OTel record", (void *)addr);
+    }
     errno = saved;
 }

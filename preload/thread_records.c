@@ -31,7 +31,7 @@ __thread struct thread_block *thread_block_current;
 /* Set once at init (thread_records_init): whether OTel records are kept too (copied into each
  * block), whether a new thread inherits its creator's context, and the process's own context
  * (TRACEPARENT) that new threads start with otherwise. */
-static int otel_on;
+static int otel_on; /* read and cleared atomically: thread_records_otel_off may come later */
 static int inherit;
 static struct trace_ctx process_ctx;
 uint8_t otel_fixed_attrs[OTEL_FIXED_MAX];
@@ -191,7 +191,7 @@ struct thread_block *thread_block_new(const struct trace_ctx *ctx, const struct 
         return NULL;
     b->apm.minor_version = 1;
     b->apm.valid = 1;
-    b->otel_on = (uint8_t)otel_on;
+    b->otel_on = (uint8_t)__atomic_load_n(&otel_on, __ATOMIC_RELAXED);
     /* Not yet published, so no reader can see it half-written: plain stores are enough. */
     if (ctx && ctx->present) {
         b->apm.trace_present = 1;
@@ -267,3 +267,5 @@ struct thread_block *thread_block_create_for_self(void)
         thread_block_install(b);
     return thread_block_self();
 }
+
+void thread_records_otel_off(void) { __atomic_store_n(&otel_on, 0, __ATOMIC_RELAXED); }

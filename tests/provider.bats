@@ -82,6 +82,9 @@ host() { # COMMAND REPLY-PATTERN
 
 @test "a second OpenTelemetry process context published by the program: proflink withdraws its own and says so once" {
     [ "$(grep -c OTEL_CTX "/proc/$TARGET_PID/maps")" = 1 ]
+    # before: a new thread gets proflink's OTel record
+    host othread '^othread '
+    grep -qx 'othread set' "$OUT"
     host otelctx '^otelctx '
     local addr rc
     read -r _ addr rc < <(grep '^otelctx ' "$OUT")
@@ -96,6 +99,9 @@ host() { # COMMAND REPLY-PATTERN
     # a tracer's new resource publishes nothing again
     host "resource service.name=changed" '^resource '
     refute grep -q '/memfd:OTEL_CTX' "/proc/$TARGET_PID/maps"
+    # after: new threads' OTel pointer is left to the other publisher
+    host othread '^othread null'
+    [ "$(grep -c '^othread ' "$OUT")" = 2 ]
     cat "$ERR"
     [ "$(grep -c 'another OpenTelemetry process context was published in this process' "$ERR")" = 1 ]
     # the apmint side is untouched: still proflink's

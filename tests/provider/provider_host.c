@@ -7,6 +7,8 @@
  *                     ("other got N bytes" or "other got nothing")
  *   storage           "storage SAME" when the other library's own reference and the published
  *                     pointer agree, "storage OTHER" otherwise
+ *   othread           creates a thread that prints whether its otel_thread_ctx_v1 was set
+ *                     behind its back ("othread set" or "othread null")
  *   otelctx           publishes an OpenTelemetry process context of its own, as an SDK does: an
  *                     anonymous page with an OTEL_CTX header, named with prctl
  *                     ("otelctx ADDR RC", RC the prctl's result) */
@@ -22,6 +24,13 @@
 #include <unistd.h>
 
 static void *nothing(void *arg) { return arg; }
+
+static void *otel_pointer(void *arg)
+{
+    void **p = dlsym(RTLD_DEFAULT, "otel_thread_ctx_v1"); /* this thread's instance */
+    printf("othread %s\n", p && *p ? "set" : "null");
+    return arg;
+}
 
 int main(void)
 {
@@ -39,6 +48,10 @@ int main(void)
             storage = h ? (void *(*)(void))dlsym(h, "other_provider_storage") : NULL;
             fd = start ? start(b, "other-service") : -1;
             printf(fd >= 0 ? "loaded\n" : "load failed: %s\n", dlerror());
+        } else if (!strncmp(line, "othread", 7)) {
+            pthread_t t;
+            pthread_create(&t, NULL, otel_pointer, NULL);
+            pthread_join(t, NULL);
         } else if (!strncmp(line, "thread", 6)) {
             pthread_t t;
             pthread_create(&t, NULL, nothing, NULL);
