@@ -187,7 +187,7 @@ bench: all bench-bins
 # each in the dialect of its #! line (.shellcheckrc says what is off and why).
 lint:
 	shellcheck -x -s bash $(wildcard tests/*.bats tests/*.bash)
-	shellcheck -x $(wildcard tests/*.sh bench/*.sh scripts/*.sh) scripts/proflink-run .ci/run
+	shellcheck -x $(wildcard tests/*.sh bench/*.sh scripts/*.sh packaging/deb/*.sh) scripts/proflink-run scripts/proflink-system scripts/proflink-fifo-cat .ci/run
 
 clean:
 	rm -rf $(BUILD)

@@ -7,6 +7,7 @@
  * exec in a child that has no socket of its own, so they need nothing. */
 #ifndef PROFLINK_STATIC
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include "export.h"
 #include "next_symbol.h"
 #include "runtime.h"
+#include "runtime_state.h"
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execv_fn)(const char *, char *const[]);
@@ -35,6 +37,25 @@ static int after_failure(int rc)
     return rc;
 }
 
+/* A shell that searches PATH itself (dash, busybox ash) calls execve on each candidate until one
+ * runs, and most candidates do not exist. Such an attempt fails before the kernel reads any image,
+ * so the socket is kept for the next one: removing it would make a failed exec of every
+ * attempt, and a process whose reader already runs cannot take a new socket (it would warn that
+ * messages no longer reach it, right before the next attempt succeeds). One faccessat per exec,
+ * none in a sandboxed process (no system call of our own there). A file that appears between
+ * the check and the exec only leaves the socket file to the sweep (socket_cleanup.c). */
+static int names_no_file(const char *path)
+{
+    if (!path || runtime_sandboxed())
+        return 0;
+    int saved_errno = errno;
+    /* the errors of resolving the path, which the exec would meet first and fail with too */
+    int missing = faccessat(AT_FDCWD, path, F_OK, 0) != 0 &&
+                  (errno == ENOENT || errno == ENOTDIR || errno == EACCES);
+    errno = saved_errno;
+    return missing;
+}
+
 static int no_function(void)
 {
     errno = ENOSYS;
@@ -46,6 +67,8 @@ PROFLINK_EXPORT int execve(const char *path, char *const argv[], char *const env
     execve_fn f = next_execve();
     if (!f)
         return no_function();
+    if (names_no_file(path))
+        return f(path, argv, envp); /* fails as it would have, with nothing of ours undone */
     runtime_exec_prepare();
     return after_failure(f(path, argv, envp));
 }
@@ -55,6 +78,8 @@ PROFLINK_EXPORT int execv(const char *path, char *const argv[])
     execv_fn f = next_execv();
     if (!f)
         return no_function();
+    if (names_no_file(path))
+        return f(path, argv);
     runtime_exec_prepare();
     return after_failure(f(path, argv));
 }

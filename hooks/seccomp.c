@@ -6,7 +6,9 @@
  * exists, so no window lets a call of ours through, and cleared if installing failed.
  * A filter installed with an inline system call instruction is invisible to any library; no
  * later check could help either, since reading /proc/self/status or calling
- * prctl(PR_GET_SECCOMP) is itself a system call such a filter may forbid. */
+ * prctl(PR_GET_SECCOMP) is itself a system call such a filter may forbid.
+ * The prctl interposer also shows otel_ctx_watch.c every other option: an OTEL_CTX mapping the
+ * program names is another process-context publisher. */
 #ifndef PROFLINK_STATIC
 #include <errno.h>
 #include <stdarg.h>
@@ -21,6 +23,7 @@
 #include "export.h"
 #include "fd_closing.h"
 #include "next_symbol.h"
+#include "otel_ctx_watch.h"
 #include "runtime_state.h"
 
 typedef int (*prctl_fn)(int, unsigned long, unsigned long, unsigned long, unsigned long);
@@ -42,8 +45,11 @@ PROFLINK_EXPORT int prctl(int option, unsigned long a2, unsigned long a3, unsign
         errno = ENOSYS;
         return -1;
     }
-    if (option != PR_SET_SECCOMP)
-        return f(option, a2, a3, a4, a5);
+    if (option != PR_SET_SECCOMP) {
+        int rc = f(option, a2, a3, a4, a5);
+        otel_ctx_watch_prctl(option, a2, a3, a5); /* another OTEL_CTX publisher? */
+        return rc;
+    }
     runtime_sandbox_begin();
     int rc = f(option, a2, a3, a4, a5);
     if (rc != 0)

@@ -75,6 +75,7 @@
 #include "fd_identity.h"
 #include "messages.h"
 #include "pending.h"
+#include "provider.h"
 #include "raw_syscall.h"
 #include "stats.h"
 
@@ -220,6 +221,11 @@ void *intake_main(void *arg)
             return end(EBADF);
         /* sharing the program's table, one receive per identity check */
         int n = receive(own ? room : 1);
+        if (n > 0 && provider_relaying()) { /* another provider owns the format (provider.h) */
+            for (int i = 0; i < n; i++)
+                provider_relay(bufs[i], lens[i] > RECV_MAX ? RECV_MAX : (size_t)lens[i]);
+            continue;
+        }
         if (n > 0) {
             take((unsigned)n);
             continue;

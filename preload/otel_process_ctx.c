@@ -108,6 +108,11 @@ static struct {
 
 static atomic_flag busy = ATOMIC_FLAG_INIT;
 
+/* Another publisher took the format (otel_ctx_watch.c): nothing is published again. */
+static _Atomic int withdrawn;
+/* The header's address, for the prctl hook to tell our own naming call from another's. */
+static _Atomic uintptr_t hdr_addr;
+
 /* "Logged once": one failure warning per process image (inherited by fork children, whose
  * failures would only repeat the parent's), plus one per kind of dropped input. */
 enum {
@@ -280,6 +285,7 @@ static void release_header(void)
     if (st.hdr && st.owner == getpid())
         munmap(st.hdr, st.hdr_len);
     st.hdr = NULL; /* in a fork child the range is simply not mapped: never touch it */
+    atomic_store_explicit(&hdr_addr, 0, memory_order_relaxed);
 }
 
 static void release_all(void)
@@ -312,6 +318,7 @@ static int create_header(void)
     }
     st.hdr = p;
     st.owner = getpid();
+    atomic_store_explicit(&hdr_addr, (uintptr_t)p, memory_order_relaxed);
     header_init(st.hdr, st.slots + (size_t)slot * OTEL_PAYLOAD_MAX, st.size[slot]);
     name_header();
     log_debug("OTEL_CTX: published at %p (payload %u bytes, instance %s)", p, st.size[slot],
@@ -375,7 +382,7 @@ static void unlock(void) { atomic_flag_clear_explicit(&busy, memory_order_releas
 
 int otel_process_ctx_publish(const struct config *cfg)
 {
-    if (!cfg || !cfg->otel_context)
+    if (!cfg || !cfg->otel_context || atomic_load_explicit(&withdrawn, memory_order_relaxed))
         return 0;
     int saved = errno;
     int rc = -1;
@@ -409,7 +416,8 @@ int otel_process_ctx_set_key_map(const struct config *cfg, const char *const *ke
         st.n_keys = n;
         rc = 0;
         /* Not yet published (start-up): the first publication carries the map. */
-        if (cfg && cfg->otel_context && published_here() && republish(cfg) != 0) {
+        if (cfg && cfg->otel_context && published_here() &&
+            !atomic_load_explicit(&withdrawn, memory_order_relaxed) && republish(cfg) != 0) {
             st.keys = old_keys; /* readers keep the old map; the caller must not use the new key */
             st.n_keys = old_n;
             rc = -2;
@@ -422,7 +430,7 @@ int otel_process_ctx_set_key_map(const struct config *cfg, const char *const *ke
 
 int otel_process_ctx_set_tracer_attrs(const struct config *cfg, const char *attrs)
 {
-    if (!cfg || !cfg->otel_context)
+    if (!cfg || !cfg->otel_context || atomic_load_explicit(&withdrawn, memory_order_relaxed))
         return 0;
     int saved = errno;
     int rc = -1;
@@ -450,11 +458,12 @@ int otel_process_ctx_after_fork(const struct config *cfg)
     /* Single-threaded now: a parent thread that held the flag when fork() copied our memory
      * does not exist here and will never release it. */
     atomic_flag_clear_explicit(&busy, memory_order_relaxed);
-    if (!cfg || !cfg->otel_context)
+    st.hdr = NULL; /* the parent's header was not inherited (MADV_DONTFORK) */
+    atomic_store_explicit(&hdr_addr, 0, memory_order_relaxed);
+    if (!cfg || !cfg->otel_context || atomic_load_explicit(&withdrawn, memory_order_relaxed))
         return 0;
     int saved = errno;
     int rc;
-    st.hdr = NULL; /* the parent's header was not inherited (MADV_DONTFORK) */
     if (!st.slots) {
         rc = publish_fresh(cfg); /* the parent had none: try from scratch */
     } else {
@@ -470,4 +479,34 @@ int otel_process_ctx_after_fork(const struct config *cfg)
     }
     errno = saved;
     return rc;
+}
+
+int otel_process_ctx_is_ours(const void *addr)
+{
+    return addr && (uintptr_t)addr == atomic_load_explicit(&hdr_addr, memory_order_relaxed);
+}
+
+int otel_process_ctx_withdraw(void)
+{
+    if (atomic_exchange_explicit(&withdrawn, 1, memory_order_relaxed))
+        return 0;
+    int saved = errno;
+    /* a publication in progress on another thread finishes first (bounded, as for key maps);
+     * the flag above keeps any later one from starting */
+    for (int i = 0; i < KEY_MAP_LOCK_TRIES; i++) {
+        if (lock() != 0) {
+            sched_yield();
+            continue;
+        }
+        if (published_here()) {
+            /* "being written" first: a reader between its two timestamp reads discards its copy */
+            atomic_store_explicit(&st.hdr->published_at_ns, 0, memory_order_relaxed);
+            atomic_thread_fence(memory_order_release);
+            release_header();
+        }
+        unlock();
+        break;
+    }
+    errno = saved;
+    return 1;
 }

@@ -46,4 +46,12 @@ int otel_process_ctx_set_key_map(const struct config *cfg, const char *const *ke
  * context and attributes stay). */
 int otel_process_ctx_set_tracer_attrs(const struct config *cfg, const char *attrs);
 
+/* 1 when addr is the start of this process's OTEL_CTX mapping. Any thread, never blocks. */
+int otel_process_ctx_is_ours(const void *addr);
+
+/* Another publisher of the process context in this process (otel_ctx_watch.h): the OTEP allows
+ * one, so ours is withdrawn (timestamp 0, then unmapped) and nothing is published again in this
+ * image. 1 the first time, 0 after. */
+int otel_process_ctx_withdraw(void);
+
 #endif

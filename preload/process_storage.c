@@ -24,15 +24,46 @@ static uint8_t *put_str(uint8_t *p, const char *s)
     return p + n;
 }
 
-/* Publication is a release store: the block is complete before the pointer can be seen. The
- * replaced block (a fork child's copy of its parent's, or the block before a tracer's new
- * service name) is deliberately not freed: a profiler
+/* Publication is a release store (a compare-and-swap, below): the block is complete before the
+ * pointer can be seen. The replaced block (a fork child's copy of its parent's, or the block
+ * before a tracer's new service name) is deliberately not freed: a profiler
  * that read the old pointer an instant earlier may still be reading the block, and a hundred
- * bytes per fork generation is a price worth paying for never showing it freed memory. */
+ * bytes per fork generation is a price worth paying for never showing it freed memory.
+ *
+ * Another provider of the format (provider.c) may have stored its own block in the pointer:
+ * its code's references resolve to ours when it is loaded after us. It is never overwritten:
+ * the store is a compare-and-swap from the block we published last. Our recent blocks are kept
+ * in a small ring, each written before the pointer can name it (and read after it,
+ * process_storage_foreign), so a block of ours in the pointer is always found there, even when
+ * two threads publish at once (a failed exec beside a tracer's new resource). */
+/* more than the publications that can be in flight at once (a failed exec on each of a few
+ * threads beside one tracer's resource, serialized by its lock) */
+#define OURS_KEPT 8
+static void *ours[OURS_KEPT];
+static unsigned ours_next;
+static void *published;
+
 static void swap_pointer(void *block)
 {
-    __atomic_store_n(&elastic_apm_profiling_correlation_process_storage_v1, block,
-                     __ATOMIC_RELEASE);
+    if (block)
+        __atomic_store_n(&ours[__atomic_fetch_add(&ours_next, 1, __ATOMIC_RELAXED) % OURS_KEPT],
+                         block, __ATOMIC_RELEASE);
+    void *expected = __atomic_load_n(&published, __ATOMIC_ACQUIRE);
+    if (__atomic_compare_exchange_n(&elastic_apm_profiling_correlation_process_storage_v1,
+                                    &expected, block, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+        __atomic_store_n(&published, block, __ATOMIC_RELEASE);
+}
+
+void *process_storage_foreign(void)
+{
+    void *cur = __atomic_load_n(&elastic_apm_profiling_correlation_process_storage_v1,
+                                __ATOMIC_ACQUIRE);
+    if (!cur)
+        return NULL;
+    for (int i = 0; i < OURS_KEPT; i++)
+        if (__atomic_load_n(&ours[i], __ATOMIC_ACQUIRE) == cur)
+            return NULL;
+    return cur;
 }
 
 int process_storage_publish(const struct config *cfg, const char *socket_path)

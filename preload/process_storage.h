@@ -13,7 +13,10 @@ struct config;
  * it (process_storage.c).
  * 0 ok, -1 out of memory (the pointer is left as it was). */
 int process_storage_publish(const struct config *cfg, const char *socket_path);
-/* Sets the pointer back to NULL (the block stays allocated, for the same reason). */
+/* Sets the pointer back to NULL (the block stays allocated, for the same reason). Neither call
+ * replaces a block another provider stored in the pointer (provider.h). */
 void process_storage_unpublish(void);
+/* The block in the pointer when another provider stored it there, else NULL. */
+void *process_storage_foreign(void);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include "attr_keys.h"
 #include "config.h"
+#include "copies.h"
 #include "export.h"
 #include "fork_sequence.h"
 #include "http_conn.h"
@@ -41,6 +42,8 @@ static int start_once(void)
         log_info("inactive: ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED is false");
         return -1;
     }
+    if (!copies_first())
+        return -1;
     if (thread_records_init(cfg->otel_context, cfg->inherit,
                             cfg->has_traceparent ? &cfg->traceparent : NULL) != 0) {
         log_error("cannot create a thread key; profiler correlation disabled");

@@ -23,12 +23,15 @@ _Static_assert(_Alignof(struct otel_record) >= 2, "OTEP 4947: 2-byte aligned rec
  * fsbase/tpidr_el0 + the resolved static-TLS offset. */
 PROFLINK_EXPORT __thread void *elastic_apm_profiling_correlation_tls_v1;
 PROFLINK_EXPORT __thread void *otel_thread_ctx_v1;
+/* This library's own instance of it, whoever exports the name first (copies.c compares). */
+extern __thread void *thread_records_own_otel_ctx
+    __attribute__((alias("otel_thread_ctx_v1"), visibility("hidden")));
 __thread struct thread_block *thread_block_current;
 
 /* Set once at init (thread_records_init): whether OTel records are kept too (copied into each
  * block), whether a new thread inherits its creator's context, and the process's own context
  * (TRACEPARENT) that new threads start with otherwise. */
-static int otel_on;
+static int otel_on; /* read and cleared atomically: thread_records_otel_off may come later */
 static int inherit;
 static struct trace_ctx process_ctx;
 uint8_t otel_fixed_attrs[OTEL_FIXED_MAX];
@@ -188,7 +191,7 @@ struct thread_block *thread_block_new(const struct trace_ctx *ctx, const struct 
         return NULL;
     b->apm.minor_version = 1;
     b->apm.valid = 1;
-    b->otel_on = (uint8_t)otel_on;
+    b->otel_on = (uint8_t)__atomic_load_n(&otel_on, __ATOMIC_RELAXED);
     /* Not yet published, so no reader can see it half-written: plain stores are enough. */
     if (ctx && ctx->present) {
         b->apm.trace_present = 1;
@@ -264,3 +267,5 @@ struct thread_block *thread_block_create_for_self(void)
         thread_block_install(b);
     return thread_block_self();
 }
+
+void thread_records_otel_off(void) { __atomic_store_n(&otel_on, 0, __ATOMIC_RELAXED); }

@@ -288,4 +288,8 @@ int thread_records_init(int otel_enabled, int inherit_creator, const struct trac
 /* The fixed attributes, already encoded (len <= OTEL_FIXED_MAX), before any block is made. */
 void thread_records_set_fixed(const uint8_t *attrs, size_t len);
 
+/* Another publisher took the OTel format (otel_ctx_watch.c): threads created from now on get no
+ * OTel record of ours (their otel_thread_ctx_v1 is left to it); existing ones keep theirs. */
+void thread_records_otel_off(void);
+
 #endif

@@ -3,7 +3,8 @@
 #   make install PREFIX=/usr/local DESTDIR=/staging
 #
 # Layout (LIBDIR = PREFIX/lib unless given):
-#   BINDIR/proflink-run, proflink-system, proflink-inspect, proflink-agent (the tools that were built)
+#   BINDIR/proflink-run, proflink-system, proflink-fifo-cat, proflink-inspect, proflink-agent
+#                                                   (the tools that were built)
 #   LIBDIR/elastic-jvmti-linux-proflink-ARCH.so    glibc preload library; the profiler finds it
 #                                                   by this file name, so it is never renamed
 #   LIBDIR/libproflink.so -> the above             for -lproflink (its SONAME is the above)
@@ -49,8 +50,10 @@ endif
 	    -e "s|^installed_version='@VERSION@'|installed_version='$(PROFLINK_VERSION)'|" \
 	    scripts/proflink-run >'$(DESTDIR)$(BINDIR)/proflink-run'
 	chmod 755 '$(DESTDIR)$(BINDIR)/proflink-run'
-	sed -e "s|v='@VERSION@'|v='$(PROFLINK_VERSION)'|" scripts/proflink-system >'$(DESTDIR)$(BINDIR)/proflink-system'
+	sed -e "s|v='@VERSION@'|v='$(PROFLINK_VERSION)'|" -e "s|^installed_libdir='@LIBDIR@'|installed_libdir='$(LIBDIR)'|" \
+	    scripts/proflink-system >'$(DESTDIR)$(BINDIR)/proflink-system'
 	chmod 755 '$(DESTDIR)$(BINDIR)/proflink-system'
+	$(INSTALL) -m 755 scripts/proflink-fifo-cat '$(DESTDIR)$(BINDIR)/proflink-fifo-cat'
 ifneq ($(INSTALL_TOOLS),)
 	$(INSTALL) -m 755 $(INSTALL_TOOLS) '$(DESTDIR)$(BINDIR)/'
 endif
@@ -58,8 +61,15 @@ endif
 # and the library's SONAME resolve at once
 	$(if $(DESTDIR),,$(LDCONFIG))
 
+# A library still listed in /etc/ld.so.preload is taken out of it first (its previous content
+# restored), or nothing is removed and the command to run is printed: a listed file that is gone
+# makes every program of the host print a loader error. The system under DESTDIR is the one whose
+# preload file counts.
 uninstall:
+	PROFLINK_SYSTEM_ROOT='$(DESTDIR)' sh scripts/proflink-system release \
+	    '$(LIBDIR)/$(SONAME)' '$(MUSL_LIBDIR)/$(MUSL_SONAME)'
 	rm -f '$(DESTDIR)$(BINDIR)/proflink-run' '$(DESTDIR)$(BINDIR)/proflink-system' '$(DESTDIR)$(BINDIR)/proflink-inspect' \
+	    '$(DESTDIR)$(BINDIR)/proflink-fifo-cat' \
 	    '$(DESTDIR)$(BINDIR)/proflink-agent' \
 	    '$(DESTDIR)$(LIBDIR)/$(SONAME)' '$(DESTDIR)$(LIBDIR)/libproflink.so' \
 	    '$(DESTDIR)$(LIBDIR)/libproflink.a' \
@@ -68,3 +78,22 @@ uninstall:
 	    '$(DESTDIR)$(INCLUDEDIR)/proflink.h' '$(DESTDIR)$(INCLUDEDIR)/proflink.hpp' \
 	    '$(DESTDIR)$(PKGCONFIGDIR)/proflink.pc'
 	rmdir '$(DESTDIR)$(MUSL_LIBDIR)' '$(DESTDIR)$(LIBDIR)/proflink' 2>/dev/null || :
+
+# make deb: a Debian package of the install tree (PREFIX=/usr, the libraries in the multiarch
+# directory), with the musl build and the tools but not proflink-agent (a test stand-in for the
+# profiler, which would pull in libunwind). Installing it enables nothing host-wide.
+DEB_ARCH       := $(if $(filter x86_64,$(ARCH)),amd64,arm64)
+DEB_LIBDIR     := /usr/lib/$(ARCH)-linux-gnu
+DEB_STAGE      := $(BUILD)/deb/stage
+DEB            := $(BUILD)/deb/proflink_$(PROFLINK_VERSION)_$(DEB_ARCH).deb
+DEB_MAINTAINER ?= proflink maintainers <proflink@localhost>
+.PHONY: deb
+deb: $(DEB)
+$(DEB): all scripts/install.mk scripts/proflink-run scripts/proflink-system scripts/proflink-fifo-cat \
+        $(wildcard packaging/deb/*)
+	@test -n '$(INSTALL_MUSL)' || { echo 'make deb: the package ships the musl build: install musl-tools' >&2; exit 1; }
+	rm -rf '$(DEB_STAGE)'
+	$(MAKE) -s install DESTDIR='$(abspath $(DEB_STAGE))' PREFIX=/usr LIBDIR='$(DEB_LIBDIR)' \
+	    INSTALL_TOOLS='$(filter-out %/proflink-agent,$(INSTALL_TOOLS))'
+	packaging/deb/build-deb.sh '$(DEB_STAGE)' '$(PROFLINK_VERSION)' '$(DEB_ARCH)' '$(DEB_LIBDIR)' \
+	    '$(DEB_MAINTAINER)' '$@'

@@ -3,6 +3,7 @@
 # pkg-config file (dynamic and static linking with it), the installed proflink-run finding the
 # installed libraries, and an uninstall that leaves nothing behind.
 load helpers
+load ns_etc
 bats_require_minimum_version 1.5.0
 
 SONAME=elastic-jvmti-linux-proflink-$ARCH.so
@@ -54,7 +55,7 @@ has_musl() { [ -f "$ROOT/build/musl/$MUSL_SONAME" ]; }
     for f in "${lines[@]}"; do
         case $f in
             ./usr/local/bin/proflink-run | ./usr/local/bin/proflink-inspect | ./usr/local/bin/proflink-agent) ;;
-            ./usr/local/bin/proflink-system) ;;
+            ./usr/local/bin/proflink-system | ./usr/local/bin/proflink-fifo-cat) ;;
             ./usr/local/lib/"$SONAME" | ./usr/local/lib/libproflink.so | ./usr/local/lib/libproflink.a) ;;
             ./usr/local/lib/proflink/musl/"$MUSL_SONAME" | ./usr/local/lib/proflink/musl/libproflink.so) ;;
             ./usr/local/lib/proflink/musl/libproflink.a) ;;
@@ -151,4 +152,41 @@ EOF
     [ "$output" = "$prefix/lib/$SONAME" ]
     make -s -C "$ROOT" uninstall PREFIX="$prefix"
     [ -z "$(find "$prefix" -type f -o -type l)" ]
+}
+
+# The issue this guards against: `make uninstall` with the library still in /etc/ld.so.preload
+# made every program of the host print "ERROR: ld.so: object ... cannot be preloaded".
+@test "uninstall while the library is in /etc/ld.so.preload takes it out first, or refuses" {
+    ns_etc_setup
+    [ ! -f "$BATS_FILE_TMPDIR/skip" ] || skip "$(cut -d: -f2- "$BATS_FILE_TMPDIR/skip")"
+    command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+    setpriv --reuid=65534 --regid=65534 --clear-groups test -r "$ROOT/Makefile" ||
+        skip "the unprivileged user cannot read the source tree here"
+    # readable by the unprivileged user too (bats' own directories are not)
+    PFX=$(mktemp -d /tmp/plpfx.XXXXXX)
+    chmod 755 "$PFX"
+    export PFX ROOT SONAME
+    # shellcheck disable=SC2016 # expanded in the namespace
+    run ns_etc sh -c '
+        make -s -C "$ROOT" install PREFIX="$PFX" LDCONFIG=: >/dev/null || exit 1
+        printf "# kept\n" >/etc/ld.so.preload
+        "$PFX/bin/proflink-system" enable --all >/dev/null || exit 1
+        # not root: refused before anything is removed, with the command to run
+        setpriv --reuid=65534 --regid=65534 --clear-groups make -s -C "$ROOT" uninstall PREFIX="$PFX" 2>&1
+        echo "as-nobody: $?"
+        [ -f "$PFX/lib/$SONAME" ] && echo lib-kept
+        grep -c elastic-jvmti-linux-proflink /etc/ld.so.preload
+        make -s -C "$ROOT" uninstall PREFIX="$PFX" 2>&1; echo "as-root: $?"
+        printf "# kept\n" | cmp - /etc/ld.so.preload && echo restored
+        [ ! -e "$PFX/lib/$SONAME" ] && echo lib-removed
+        echo "first-line: $(ls /bin 2>&1 | head -1)"'
+    echo "$output"
+    rm -rf "$PFX"
+    [[ "$output" == *"is in /etc/ld.so.preload: removing it would make every program print a loader error; first run as root: proflink-system disable"* ]]
+    refute grep -q "as-nobody: 0" <<<"$output"
+    [[ "$output" == *lib-kept* ]]
+    [[ "$output" == *"as-root: 0"* ]]
+    [[ "$output" == *restored* ]]
+    [[ "$output" == *lib-removed* ]]
+    refute grep -q "cannot be preloaded" <<<"$output"
 }

@@ -6,38 +6,19 @@
 # the scripts run in the namespace expand their own variables
 # shellcheck disable=SC2016
 load helpers
+load ns_etc
 bats_require_minimum_version 1.5.0
 
 SYS=$ROOT/scripts/proflink-system
 
-setup_file() {
-    local d=$BATS_FILE_TMPDIR
-    # ns_etc.sh CMD ARGS...: CMD in a mount namespace with a private, writable /etc
-    cat >"$d/ns_etc.sh" <<'SH'
-#!/bin/sh
-m=$(mktemp -d "${NS_TMP:-/tmp}/plns.XXXXXX") || exit 90
-mount -t tmpfs tmpfs "$m" || exit 91
-mkdir "$m/up" "$m/work" "$m/etc"
-if ! mount -t overlay overlay -o "lowerdir=/etc,upperdir=$m/up,workdir=$m/work" /etc 2>/dev/null; then
-    cp -a /etc/. "$m/etc/" && mount --bind "$m/etc" /etc || exit 92
-fi
-rm -f /etc/ld.so.preload
-rm -rf /etc/proflink
-exec "$@"
-SH
-    chmod +x "$d/ns_etc.sh"
-    export NS_TMP=$d
-    if ! unshare -m --propagation private "$d/ns_etc.sh" true 2>"$d/ns.err"; then
-        echo "skip: cannot make a private mount namespace here ($(head -c 200 "$d/ns.err"))" >"$d/skip"
-    fi
-}
+setup_file() { ns_etc_setup; }
 
 setup() {
     [ ! -f "$BATS_FILE_TMPDIR/skip" ] || skip "$(cut -d: -f2- "$BATS_FILE_TMPDIR/skip")"
     export NS_TMP=$BATS_FILE_TMPDIR SYS LIB
 }
 
-ns() { unshare -m --propagation private "$BATS_FILE_TMPDIR/ns_etc.sh" "$@"; }
+ns() { ns_etc "$@"; }
 
 @test "proflink-system: enable, status, disable leaves /etc/ld.so.preload byte-identical" {
     # another entry (harmless to preload), a comment, and no newline at the end
@@ -49,12 +30,12 @@ ns() { unshare -m --propagation private "$BATS_FILE_TMPDIR/ns_etc.sh" "$@"; }
         printf "%s\n# kept as is\n  %s" "$OTHER" "$OTHER" >/etc/ld.so.preload
         chmod 640 /etc/ld.so.preload
         cp -p /etc/ld.so.preload /tmp/plt_before.$$
-        "$SYS" enable "$LIB"
+        "$SYS" enable --all "$LIB"
         echo "listed: $(grep -c elastic-jvmti-linux-proflink /etc/ld.so.preload)"
         echo "others: $(grep -c "$OTHER" /etc/ld.so.preload)"
         echo "maps: $(grep -c elastic-jvmti-linux-proflink /proc/self/maps)"
         "$SYS" status && echo "status-enabled: $?"
-        "$SYS" enable "$LIB"
+        "$SYS" enable --all "$LIB"
         "$SYS" disable
         cmp /tmp/plt_before.$$ /etc/ld.so.preload && echo identical
         [ "$(stat -c %a /etc/ld.so.preload)" = 640 ] && echo mode-kept
@@ -75,7 +56,7 @@ ns() { unshare -m --propagation private "$BATS_FILE_TMPDIR/ns_etc.sh" "$@"; }
 
 @test "proflink-system: with no /etc/ld.so.preload before, disable removes it again" {
     run ns sh -ec '
-        "$SYS" enable "$LIB"
+        "$SYS" enable --all "$LIB"
         [ -f /etc/ld.so.preload ] && echo created
         "$SYS" disable
         [ ! -e /etc/ld.so.preload ] && echo removed'
@@ -96,4 +77,84 @@ ns() { unshare -m --propagation private "$BATS_FILE_TMPDIR/ns_etc.sh" "$@"; }
     [[ "$output" == *"refusing $bad: it does not load cleanly into /bin/true"* ]]
     [[ "$output" == *"enable-status: 1"* ]] && [[ "$output" == *untouched* ]]
     [[ "$output" == *"relative-status: 1"* ]] && [[ "$output" == *"misnamed-status: 1"* ]]
+}
+
+@test "proflink-system: enable without a selection refuses every process, naming --include and --all" {
+    run ns sh -c '
+        printf "# only a comment\n" >/etc/ld.so.preload
+        "$SYS" enable "$LIB"; echo "enable-status: $?"
+        printf "# only a comment\n" | cmp - /etc/ld.so.preload && echo untouched
+        [ ! -e /etc/proflink/proflink.conf ] && echo no-conf'
+    echo "$output"
+    [[ "$output" == *"refusing to activate proflink in every process of the host"* ]]
+    [[ "$output" == *"at most 128 processes"* ]]
+    [[ "$output" == *"enable --include '"* ]]
+    [[ "$output" == *"enable --all"* ]]
+    [[ "$output" == *"enable-status: 1"* ]]
+    [[ "$output" == *untouched* ]]
+    [[ "$output" == *no-conf* ]]
+}
+
+@test "proflink-system: enable --include writes the selection the library reads; an existing one is enough" {
+    libc_independent
+    command -v python3 >/dev/null || skip "python3 is not installed"
+    setup_sockdir
+    # the interpreter itself, not a shim or a link: the globs match the executable
+    PY=$(python3 -c 'import os; print(os.path.realpath("/proc/self/exe"))')
+    export PY
+    run ns sh -ec '
+        printf "PROFLINK_LOG=warn\n" >/etc/proflink.keep
+        mkdir -p /etc/proflink && mv /etc/proflink.keep /etc/proflink/proflink.conf
+        "$SYS" enable --include "$PY" "$LIB"
+        cat /etc/proflink/proflink.conf
+        echo "conf: $(stat -c "%U %a" /etc/proflink/proflink.conf)"
+        "$SYS" status
+        # the selected program publishes (its socket), unselected ones (sh, ls) do not while they run
+        "$PY" -c "import os; print(\"py-sockets\", len(os.listdir(\"$ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR\")))"
+        sh -c "ls \"$ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR\" | wc -l | sed s/^/sh-sockets\ /"
+        "$SYS" disable
+        # a selection already in proflink.conf: enable needs no option
+        "$SYS" enable "$LIB" && echo enabled-by-conf
+        "$SYS" disable
+        chmod 664 /etc/proflink/proflink.conf
+        "$SYS" enable "$LIB" || echo "group-writable-status: $?"'
+    echo "$output"
+    rm -rf "$SOCKDIR"
+    [[ "$output" == *"PROFLINK_LOG=warn"* ]] # other lines kept
+    grep -qx "PROFLINK_INCLUDE=$PY" <<<"$output"
+    [[ "$output" == *"conf: root 644"* ]]
+    [[ "$output" == *"selection: PROFLINK_INCLUDE=$PY"* ]]
+    [[ "$output" == *"py-sockets 1"* ]]
+    [[ "$output" == *"sh-sockets 0"* ]]
+    [[ "$output" == *enabled-by-conf* ]]
+    [[ "$output" == *"the library ignores it"* ]]
+    [[ "$output" == *"group-writable-status: 1"* ]]
+}
+
+@test "proflink-system status: a listed library that is gone is reported broken, with the fix" {
+    run ns sh -c '
+        printf "/usr/local/lib/no-such/elastic-jvmti-linux-proflink-x86_64.so\n" >/etc/ld.so.preload
+        "$SYS" status; echo "status: $?"'
+    echo "$output"
+    [[ "$output" == *"BROKEN: /usr/local/lib/no-such/elastic-jvmti-linux-proflink-x86_64.so does not exist"* ]]
+    [[ "$output" == *"fix: proflink-system disable"* ]]
+    [[ "$output" == *"status: 3"* ]]
+}
+
+@test "proflink-system disable: an entry added after enable stays; only proflink's goes" {
+    other=$(readlink -f "$(gcc -print-file-name=libm.so.6)")
+    export OTHER=$other
+    run ns sh -ec '
+        printf "# before\n" >/etc/ld.so.preload
+        "$SYS" enable --all "$LIB"
+        printf "%s\n" "$OTHER" >>/etc/ld.so.preload
+        "$SYS" disable
+        cat /etc/ld.so.preload
+        [ ! -e /etc/proflink ] && echo no-state-left'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    grep -qx "# before" <<<"$output"
+    grep -qx "$other" <<<"$output"
+    refute grep -q elastic-jvmti-linux-proflink <<<"${lines[-2]}"
+    [[ "$output" == *no-state-left* ]]
 }

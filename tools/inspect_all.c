@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "inspect_checks.h"
+#include "inspect_slots.h"
 #include "target_maps.h"
 #include "target_selection.h"
 
@@ -62,6 +63,8 @@ int inspect_all(void)
         } else {
             failing += why != NULL;
         }
+        if (!why)
+            inspect_slots_add(exe);
         printf("%-8ld %-40s %-24s %s%s\n", pid, exe, service, state, why ? why : "");
         inspect_report_free(&r);
         memset(&r, 0, sizeof r);
@@ -73,5 +76,6 @@ int inspect_all(void)
            n > PROFILER_PROCESS_SLOTS ? ": more processes than slots, some will not be profiled "
                                          "(fix: restrict with PROFLINK_INCLUDE/EXCLUDE)"
                                        : "");
+    inspect_slots_report(PROFILER_PROCESS_SLOTS);
     return failing || n > PROFILER_PROCESS_SLOTS;
 }

@@ -8,6 +8,7 @@
 #include "target_diagnose.h"
 #include "inspect_otel.h"
 #include "inspect_threads.h"
+#include "target_copies.h"
 #include "target_http.h"
 #include "target_netns.h"
 #include "target_reader.h"
@@ -37,9 +38,15 @@ static void check_mapping(struct inspect_report *r)
     const struct target_mapping *m = r->t.lib;
     inspect_set(&r->c[C_MAPPING], ST_PASS, "%s (%" PRIx64 "-%" PRIx64 " %s offset 0x%" PRIx64 ")",
                 r->t.lib_path, m->start, m->end, m->perms, m->offset);
-    if (r->t.lib_files > 1)
+    if (r->t.lib_files > 1) {
         inspect_add(&r->c[C_MAPPING], "; %zu matching libraries are mapped, the profiler tries each",
                     r->t.lib_files);
+        char other[1200];
+        if (target_copies_fix(&r->t, r->c[C_MAPPING].fix, sizeof r->c[C_MAPPING].fix))
+            r->c[C_MAPPING].st = ST_WARN;
+        else if (target_copies_other_provider(&r->t, other, sizeof other))
+            inspect_add(&r->c[C_MAPPING], "; %s", other);
+    }
 }
 
 static void check_elf(struct inspect_report *r)

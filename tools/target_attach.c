@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "target_copies.h"
+
 /* Static TLS is a few KiB to a few MiB from the thread pointer; heap pointers are far larger. */
 #define STATIC_TLS_LIMIT (16 << 20)
 
@@ -54,6 +56,11 @@ int target_find_library(struct target *t, char *err)
     if (!t->lib)
         return target_fail(err, "no executable file-backed mapping matches "
                                 ".*/elastic-jvmti-linux-([\\w-]*)\\.so");
+    if (t->lib_files > 1) { /* the profiler tries each: the published one is what it uses */
+        const struct target_mapping *p = target_copies_published(t);
+        if (p)
+            t->lib = p;
+    }
     char buf[sizeof t->lib_path];
     snprintf(t->lib_path, sizeof t->lib_path, "%s",
              target_mapping_clean_path(t->lib, buf, sizeof buf));
