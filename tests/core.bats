@@ -171,7 +171,8 @@ teardown() { stop_target; rm -rf "$SOCKDIR"; }
     child_path=$(jget 'j["storage"]["socket_path"]')
     [ "$child_path" != "$parent_path" ]
     [[ "$child_path" == "$SOCKDIR"/proflink-"$child"-*.sock ]]
-    [ -S "$parent_path" ] && [ -S "$child_path" ]
+    [ -S "$parent_path" ]
+    [ -S "$child_path" ]
     # the child's thread got a record too
     [ "$(jget 'sum(1 for t in j["threads"] if t["apm"])')" = 2 ]
     records_agree
@@ -210,7 +211,9 @@ teardown() { stop_target; rm -rf "$SOCKDIR"; }
     [ -S "$live" ]
     [ ! -e "$stale" ]
     [ -S "$other_uid" ]
-    [ -S "$foreign1" ] && [ -S "$foreign2" ] && [ -S "$foreign3" ]
+    [ -S "$foreign1" ]
+    [ -S "$foreign2" ]
+    [ -S "$foreign3" ]
     [ -f "$SOCKDIR/proflink-$dead-00000000.sock" ]
     kill "$first"
 }

@@ -26,7 +26,8 @@ setup() { P=$DEST$PREFIX; }
 has_musl() { [ -f "$ROOT/build/musl/$MUSL_SONAME" ]; }
 
 @test "install: libraries keep the names the profiler matches, with the libproflink.so link" {
-    [ -f "$P/lib/$SONAME" ] && [ -x "$P/lib/$SONAME" ]
+    [ -f "$P/lib/$SONAME" ]
+    [ -x "$P/lib/$SONAME" ]
     cmp "$P/lib/$SONAME" "$ROOT/build/$SONAME"
     [ "$(readlink "$P/lib/libproflink.so")" = "$SONAME" ]
     [ "$(stat -c %a "$P/lib/libproflink.a")" = 644 ]

@@ -148,7 +148,8 @@ ask() {
     grep -qx 'child-inherited records=0' "$OUT"
     read -r took readable fd parentfd <<<"$(sed -n 's/^child-took records=\([0-9]*\) readable=\([01]\) fd=\([0-9-]*\) parentfd=\([0-9-]*\)$/\1 \2 \3 \4/p' "$OUT")"
     [ "$took $readable" = "1 1" ]
-    [ "$fd" -ge 3 ] && [ "$parentfd" -ge 3 ]
+    [ "$fd" -ge 3 ]
+    [ "$parentfd" -ge 3 ]
     # the parent's result is still there, and only it
     ask "take 4096" '^take '
     grep -qx "take rc=$HEADER" "$OUT"
@@ -250,7 +251,8 @@ burst() {
     # the ring holds 1024 (the message in the callback among them), then the socket queues
     # what it can and the sender drops the rest
     [ "$received" -eq 1024 ]
-    [ "$dropped" -ge $((1500 - 1024 - queue)) ] && [ "$dropped" -le $((1500 - 1024)) ]
+    [ "$dropped" -ge $((1500 - 1024 - queue)) ]
+    [ "$dropped" -le $((1500 - 1024)) ]
     # after the callback returns, the queued ones are received too, and every message received
     # reaches it
     wait_stat messages_received $((1500 - dropped))

@@ -69,7 +69,8 @@ prog() { echo "$HELPERS/target_threads" 3 0.05; }
 @test "an unwritable socket dir for an unprivileged program: fall back, same output" {
     command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
     chmod 0755 "$SOCKDIR"
-    cp "$HELPERS/target_threads" "$SOCKDIR/t" && chmod 0755 "$SOCKDIR/t"
+    cp "$HELPERS/target_threads" "$SOCKDIR/t"
+    chmod 0755 "$SOCKDIR/t"
     run setpriv --reuid=65534 --regid=65534 --clear-groups env \
         ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR="$SOCKDIR" LD_PRELOAD="$LIB" "$SOCKDIR/t" 1 0.1
     [ "$status" = 0 ]

@@ -219,7 +219,9 @@ inert() {
     command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
     d=$(mktemp -d /tmp/plsuid.XXXXXX)
     chmod 0755 "$d"
-    cp "$HELPERS/target_threads" "$d/suid" && chown root:root "$d/suid" && chmod 4755 "$d/suid"
+    cp "$HELPERS/target_threads" "$d/suid"
+    chown root:root "$d/suid"
+    chmod 4755 "$d/suid"
     ns setpriv --reuid=65534 --regid=65534 --clear-groups "$d/suid" 2 1 >"$d/out" 2>"$d/err" &
     KILL_PIDS=$!
     for _ in $(seq 50); do grep -q ready "$d/out" 2>/dev/null && break; sleep 0.05; done

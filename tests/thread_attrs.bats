@@ -20,7 +20,7 @@ record_addrs() { jget '",".join(t["otel"]["address"] for t in j["threads"] if t[
 # read_records PID [KEY_MAP_JSON] — the independent reader over every thread's record
 read_records() {
     local extra=()
-    [ -n "${2:-}" ] && extra=(--key-map "$2")
+    if [ -n "${2:-}" ]; then extra=(--key-map "$2"); fi
     python3 "$READER" "$1" --records "$(record_addrs)" "${extra[@]}" >"$BATS_TEST_TMPDIR/reader.json"
     json_eval_start
 }
