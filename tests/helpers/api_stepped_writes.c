@@ -202,6 +202,7 @@ static unsigned long pc(void)
 }
 
 static uint64_t lib_lo, lib_hi, lib_base;
+static int records_mode;
 static struct { long step; unsigned long off; int av, ov, e, inj; } ring[256];
 static uint8_t last_apm[37], last_otel[28 + 18];
 
@@ -213,7 +214,10 @@ static void fail(const char *fmt, const char *what)
         printf(" (library +0x%lx)", (unsigned long)(at - lib_base));
     printf(": ");
     printf(fmt, what);
-    printf("\n  apmint record:");
+    printf("\n");
+    if (!records_mode)
+        goto out;
+    printf("  apmint record:");
     for (size_t i = 0; i < sizeof last_apm; i++)
         printf(" %02x", last_apm[i]);
     printf("\n  OTel record:  ");
@@ -226,6 +230,7 @@ static void fail(const char *fmt, const char *what)
             printf("  trace %ld +0x%lx apm %d otel %d entry %02x%s\n", ring[j].step, ring[j].off,
                    ring[j].av, ring[j].ov, ring[j].e, ring[j].inj ? " <- signal" : "");
         }
+out:
     kill(child, SIGKILL);
     exit(1);
 }
@@ -480,6 +485,7 @@ int main(int argc, char **argv)
     }
     int mode = argv[1][0];
     with_attrs = mode == 'r';
+    records_mode = mode != 'p';
     long steps = atol(argv[2]);
     int pfd[2];
     if (pipe(pfd) != 0)
