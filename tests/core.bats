@@ -233,6 +233,7 @@ teardown() {
     local ns_pid=$(($(cat /proc/sys/kernel/pid_max) - 100))
     while kill -0 "$ns_pid" 2>/dev/null; do ns_pid=$((ns_pid - 1)); done
     # --kill-child: the namespace (its pid 1, so all of it) ends with unshare
+    # shellcheck disable=SC2016 # expanded by the inner shell
     NS_PID=$ns_pid LIB=$LIB TARGET=$HELPERS/target_threads unshare -p -f --kill-child --mount-proc sh -c '
         echo $((NS_PID - 1)) >/proc/sys/kernel/ns_last_pid
         LD_PRELOAD=$LIB "$TARGET" 1 30 &
@@ -251,8 +252,7 @@ teardown() {
     "$PY" -c 'import socket,sys; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).bind(sys.argv[1])' "$control"
     [ -S "$control" ]
     start_target "$HELPERS/target_threads" 1 20
-    local i
-    for i in $(seq 200); do
+    for _ in $(seq 200); do
         if [ ! -e "$control" ]; then break; fi
         sleep 0.05
     done

@@ -6,8 +6,8 @@
 # slow every start; the inspector disturbs nothing.
 load helpers
 
-NGINX_PORT=18300
-MEMCACHED_PORT=18301
+NGINX_PORT=$(free_port)
+MEMCACHED_PORT=$(free_port)
 ATTACKER=plt_dm1
 
 setup() {

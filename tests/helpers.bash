@@ -100,6 +100,13 @@ inspect_json() {
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3)
 
+# free_port — a TCP port on 127.0.0.1 that the kernel just picked as free (bound to port 0, then
+# closed), for a test server to listen on: two runs of a suite on one machine never share one.
+# The kernel spreads such picks over its ephemeral range, so it does not hand it out again soon.
+free_port() {
+    "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 # json_eval_start — one tests/json_eval.py server answers this test's json_get queries. Call it
 # from the test's own shell (inspect_json does), not from $(…): a subshell's server dies with it.
 json_eval_start() {
