@@ -57,7 +57,9 @@ ask() {
 @test "a sampled pull transaction is held samples-delay-ms, then queued with late ids, counts preserved" {
     start_msg_target ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=true
     api_start
-    send reg 300 host
+    # the delay outlasts the steps up to the "still held" check on a loaded machine (at 300 ms
+    # it did not, with two runs of the suites side by side)
+    send reg 1500 host
     send corr "$TRACE" "$TXN" "$ID_A" 2
     wait_stat correlations 1
     ask "pend $TRACE $TXN 1" '^pended '
