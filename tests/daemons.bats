@@ -8,7 +8,7 @@ load helpers
 
 NGINX_PORT=$(free_port)
 MEMCACHED_PORT=$(free_port)
-ATTACKER=plt_dm1
+ATTACKER=$(unique_user dm)
 
 setup() {
     # a directory like /tmp: sticky, owned by root, writable by all, inside a tree every uid

@@ -234,13 +234,7 @@ PY
 foreign_user() {
     command -v useradd >/dev/null || skip "useradd is not installed"
     [ "$(id -u)" = 0 ] || skip "needs root to add a user"
-    case $VARIANT in # one name per variant: they may run at the same time
-        glibc) FOREIGN=plt_hd1 ;;
-        musl) FOREIGN=plt_hd2 ;;
-        aarch64-glibc) FOREIGN=plt_hd3 ;;
-        *) FOREIGN=plt_hd4 ;;
-    esac
-    userdel "$FOREIGN" 2>/dev/null || true
+    FOREIGN=$(unique_user hd)
     useradd --no-create-home --shell /usr/sbin/nologin "$FOREIGN"
 }
 

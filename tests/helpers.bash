@@ -100,6 +100,10 @@ inspect_json() {
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3)
 
+# unique_user TAG — a user name for useradd that no other test, variant or run of the suites
+# on this machine uses at the same time (a fixed name collided when two runs shared it)
+unique_user() { echo "plt_$1_$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')"; }
+
 # free_port — a TCP port on 127.0.0.1 that the kernel just picked as free (bound to port 0, then
 # closed), for a test server to listen on: two runs of a suite on one machine never share one.
 # The kernel spreads such picks over its ephemeral range, so it does not hand it out again soon.
