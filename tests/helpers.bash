@@ -160,6 +160,18 @@ every_line() {
     return 1
 }
 
+# wait_states PID STATE — until every thread of PID is in STATE ("S (sleeping)", "T (stopped)";
+# 10 s): a signal or a wake-up takes effect when the scheduler gets to it, later under load
+wait_states() {
+    for _ in $(seq 200); do
+        if ! grep -h '^State:' /proc/"$1"/task/*/status 2>/dev/null | grep -vqF "$2"; then return 0; fi
+        sleep 0.05
+    done
+    echo "not every thread of $1 is $2:" >&2
+    grep -h '^State:' /proc/"$1"/task/*/status >&2
+    return 1
+}
+
 # stop_pids PID…: kills the background processes a test started (by pid) and reaps them
 stop_pids() {
     local p
