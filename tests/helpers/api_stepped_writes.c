@@ -16,13 +16,20 @@
  *             "a<g>" / "bb<g>"), so a record mixing two contexts is told apart from a whole
  *             one. Checked: the apmint record and the OTel record, each either hidden (valid 0)
  *             or wholly one context (or, OTel, the fixed attributes alone with no trace).
+ *   nested    the same loop without attribute edits, and a signal handler opening a scope of
+ *             its own context (k = 9: swap, then restore) injected 1..61 instructions of the
+ *             library after the records were last seen published, so that over the rounds it
+ *             interrupts each write at each of its points (proflink.h: the API may be called
+ *             from a handler that interrupted it). Checked as in records.
  *   process   the child republishes its resource in a loop (proflink_set_resource). Checked:
  *             while the header's timestamp is a given non-zero value, its payload pointer, size
  *             and payload bytes stay those first seen with it; timestamps only grow.
- * usage: api_stepped_writes records|process STEPS
- * Prints "steps N hidden H whole W contexts C" (records) or "steps N writing Z publications P"
- * (process) and "ok", or "FAIL step N pc 0x…: what" for the first bad sample; exit 0/1
- * (2: could not set up). */
+ * usage: api_stepped_writes records|nested|process STEPS
+ * Prints "steps N hidden H whole W contexts C nested I rounds R" (records, nested: samples with
+ * a record hidden, samples with both whole, contexts seen published, handlers injected, rounds
+ * of the loop stepped through) or "steps N writing Z publications P" (process: samples with
+ * timestamp 0, publications seen) and "ok", or "FAIL step N pc 0x…: what" for the first bad
+ * sample (with the records' bytes); exit 0/1 (2: could not set up). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
@@ -203,8 +210,13 @@ static unsigned long pc(void)
 
 static uint64_t lib_lo, lib_hi, lib_base;
 static int records_mode;
+/* STEP_TRACE=1: a failure also prints the last 256 steps (where, both valid bytes, the 2nd
+ * hex digit of the transaction entry, and where a nested write was injected) */
+static int step_trace;
 static struct { long step; unsigned long off; int av, ov, e, inj; } ring[256];
 static uint8_t last_apm[37], last_otel[28 + 18];
+
+static void print_records(void);
 
 static void fail(const char *fmt, const char *what)
 {
@@ -215,8 +227,14 @@ static void fail(const char *fmt, const char *what)
     printf(": ");
     printf(fmt, what);
     printf("\n");
-    if (!records_mode)
-        goto out;
+    if (records_mode)
+        print_records();
+    kill(child, SIGKILL);
+    exit(1);
+}
+
+static void print_records(void)
+{
     printf("  apmint record:");
     for (size_t i = 0; i < sizeof last_apm; i++)
         printf(" %02x", last_apm[i]);
@@ -224,15 +242,12 @@ static void fail(const char *fmt, const char *what)
     for (size_t i = 0; i < sizeof last_otel; i++)
         printf(" %02x", last_otel[i]);
     printf("\n");
-    if (getenv("STEP_TRACE"))
+    if (step_trace)
         for (int i = 0; i < 256; i++) {
             long j = (step + 1 + i) % 256;
             printf("  trace %ld +0x%lx apm %d otel %d entry %02x%s\n", ring[j].step, ring[j].off,
                    ring[j].av, ring[j].ov, ring[j].e, ring[j].inj ? " <- signal" : "");
         }
-out:
-    kill(child, SIGKILL);
-    exit(1);
 }
 
 static int all(const uint8_t *p, size_t n, int v)
@@ -327,8 +342,10 @@ static void check_records(uint64_t apm_slot, uint64_t otel_slot, uint64_t apm_at
         fail("%s", "a record cannot be read");
     memcpy(last_apm, &r, sizeof last_apm);
     memcpy(last_otel, &o, sizeof last_otel);
-    ring[step % 256].step = step, ring[step % 256].off = pc() - lib_base, ring[step % 256].av = r.valid,
-    ring[step % 256].ov = o.valid, ring[step % 256].e = o.attrs[2 + 1], ring[step % 256].inj = 0;
+    if (step_trace)
+        ring[step % 256].step = step, ring[step % 256].off = pc() - lib_base,
+        ring[step % 256].av = r.valid, ring[step % 256].ov = o.valid,
+        ring[step % 256].e = o.attrs[fixed_len + 3], ring[step % 256].inj = 0;
     if (r.valid > 1 || o.valid > 1)
         fail("%s", "a valid byte other than 0 or 1");
     int any_hidden = 0;
@@ -485,6 +502,7 @@ int main(int argc, char **argv)
     }
     int mode = argv[1][0];
     with_attrs = mode == 'r';
+    step_trace = getenv("STEP_TRACE") != NULL;
     records_mode = mode != 'p';
     long steps = atol(argv[2]);
     int pfd[2];
