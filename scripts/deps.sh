@@ -18,7 +18,7 @@ check=("${demo[@]}"
        pkg-config "install tests" clang "fuzz target" binutils "objcopy, readelf"
        strace "syscall checks" util-linux "unshare, setpriv" busybox "busybox/static tests"
        nginx "real daemons, HTTP reading" memcached "real daemons" curl "HTTP clients of the tests"
-       passwd "useradd: a second user" git "system-wide tests")
+       passwd "useradd: a second user" git "system-wide tests" procps "pgrep: finding child processes")
 
 case $goal in
     build) want=("${build[@]}") ;;
