@@ -20,7 +20,8 @@ setup() {
 }
 teardown() { rm -rf "$SOCKDIR"; }
 
-# stepped MODE [VAR=VALUE…] — runs the stepping reader in MODE, the library preloaded.
+# stepped MODE [VAR=VALUE…] — runs the stepping reader in MODE, the library preloaded (with
+# OTel records unless VAR=VALUE says otherwise).
 stepped() {
     local mode=$1
     shift
@@ -57,6 +58,15 @@ field() { sed -n "s/.* $1 \([0-9]*\).*/\1/p" <<<"${lines[0]}"; }
 
 @test "thread records with fixed attributes: a nested write at each point, hidden or whole" {
     stepped nested PROFLINK_THREAD_ATTRIBUTES=job.name=stepped,team=tests
+    [ "$(field contexts)" -eq 9 ]
+    [ "$(field nested)" -gt 150 ]
+}
+
+@test "the apmint record alone (OTel records off, the default): hidden or whole, nested writes too" {
+    stepped records PROFLINK_OTEL_CONTEXT=0
+    [ "$(field contexts)" -eq 8 ]
+    [ "$(field rounds)" -ge 2 ]
+    stepped nested PROFLINK_OTEL_CONTEXT=0
     [ "$(field contexts)" -eq 9 ]
     [ "$(field nested)" -gt 150 ]
 }
