@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/user.h>
@@ -511,10 +512,14 @@ int main(int argc, char **argv)
     int pfd[2];
     if (pipe(pfd) != 0)
         return 2;
+    pid_t reader = getpid();
     child = fork();
     if (child < 0)
         return 2;
     if (child == 0) {
+        /* the writer loops forever: it must not outlive its reader, however that ends */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != reader)
+            _exit(2);
         close(pfd[0]);
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
