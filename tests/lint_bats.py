@@ -116,7 +116,8 @@ def heredocs_blanked(lines):
 
 
 def check(path):
-    lines = open(path, encoding='utf-8').read().split('\n')
+    # here-documents first: their text is data, never a test or a function of the suite
+    lines = heredocs_blanked(open(path, encoding='utf-8').read().split('\n'))
     problems = []
     i = 0
     while i < len(lines):
@@ -130,7 +131,7 @@ def check(path):
         j = start
         while j < len(lines) and lines[j] != '}':
             j += 1
-        body = heredocs_blanked(lines[start:j])
+        body = lines[start:j]
         stripped = strip('\n'.join(body)).split('\n')
         # statements: (line number, text) per line and per `;`-separated part
         stmts = []
