@@ -32,9 +32,10 @@ wait_port() {
     return 1
 }
 
-# traced_tids PID TRACE — the threads of PID whose apmint and OTel records both show TRACE
+# traced_tids PID TRACE — the threads of PID whose apmint and OTel records both show TRACE (a PID
+# that cannot be read prints why, in parentheses: never empty)
 traced_tids() {
-    inspect_json "$1" >/dev/null || true
+    inspect_json "$1" >/dev/null || { echo "(pid $1 could not be read)"; return 1; }
     jget "' '.join(str(t['tid']) for t in j['threads'] if t['apm'] and t['apm']['valid'] == 1
           and t['apm']['trace_present'] == 1 and t['apm']['trace_id'] == '$2'
           and t['apm']['span_id'] == '$SPAN' and t['apm']['transaction_id'] == '$SPAN'
@@ -53,7 +54,7 @@ any_traced() {
 wait_traced() {
     local tids
     for _ in $(seq 150); do
-        tids=$(traced_tids "$1" "$2")
+        tids=$(traced_tids "$1" "$2") || tids= # not readable (yet): try again
         if [ -n "$tids" ]; then echo "$tids"; return 0; fi
         sleep 0.1
     done
