@@ -30,7 +30,8 @@
  * a record hidden, samples with both whole, contexts seen published, handlers injected, rounds
  * of the loop stepped through) or "steps N writing Z publications P" (process: samples with
  * timestamp 0, publications seen) and "ok", or "FAIL step N pc 0x…: what" for the first bad
- * sample (with the records' bytes); exit 0/1 (2: could not set up). */
+ * sample (with the records' bytes); exit 0/1 (2: could not set up; 77: ptrace is not allowed
+ * here, e.g. Yama's ptrace_scope 3). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
@@ -71,6 +72,7 @@ struct ctx_header {
 #define PAYLOAD_MAX 65536 /* otel_payload.h: OTEL_PAYLOAD_MAX */
 #define CONTEXTS 8
 #define NESTED_K 9 /* the signal handler's context */
+#define NO_PTRACE 77
 
 static pid_t child;
 static long step;
@@ -579,9 +581,9 @@ int main(int argc, char **argv)
     int status;
     if (ptrace(PTRACE_SEIZE, child, NULL, NULL) != 0 || ptrace(PTRACE_INTERRUPT, child, NULL, NULL) != 0 ||
         waitpid(child, &status, __WALL) != child) {
-        printf("FAIL: cannot trace the writer: %s\n", strerror(errno));
+        printf("cannot trace the writer: %s\n", strerror(errno));
         kill(child, SIGKILL);
-        return 2;
+        return NO_PTRACE;
     }
     long r0 = 0, r = 0;
     peek((uintptr_t)&rounds, &r0, sizeof r0);
