@@ -184,9 +184,12 @@ bench: all bench-bins
 	bash bench/run.sh
 
 # Every shell file: bats suites and their helpers (bash, no #! line), then the scripts and CI,
-# each in the dialect of its #! line (.shellcheckrc says what is off and why).
+# each in the dialect of its #! line (.shellcheckrc says what is off and why); then the checks
+# of a bats suite that errexit would ignore (`a && b` or `! cmd` before a test's last line),
+# which ShellCheck does not see.
 lint:
 	shellcheck -x -s bash $(wildcard tests/*.bats tests/*.bash)
+	python3 tests/lint_bats.py $(wildcard tests/*.bats)
 	shellcheck -x $(wildcard tests/*.sh bench/*.sh scripts/*.sh packaging/deb/*.sh) scripts/proflink-run scripts/proflink-system scripts/proflink-fifo-cat .ci/run
 
 clean:

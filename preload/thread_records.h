@@ -161,12 +161,16 @@ static inline struct thread_block *thread_block_self_or_create(void)
  * stores cost about 3 ns per set+clear pair (make bench, BENCH_BASE). */
 enum { WRITE_IDLE, WRITE_BUSY, WRITE_INTERRUPTED };
 
+/* The state first: a handler landing between the hide and the state would find no write in
+ * progress, publish its own context whole, and leave the records marked valid while this write
+ * goes on storing its fields (a sample then sees a mix; tests/protocols.bats found it). */
 static inline void record_hide(struct thread_block *b, int nested)
 {
-    b->apm.valid = 0;
-    b->otel.valid = 0; /* harmless when OTel records are off: nobody reads it then */
     if (!nested)
         b->write_state = WRITE_BUSY;
+    RECORD_ORDER();
+    b->apm.valid = 0;
+    b->otel.valid = 0; /* harmless when OTel records are off: nobody reads it then */
     RECORD_ORDER();
 }
 
@@ -246,16 +250,20 @@ static inline void thread_block_set(struct thread_block *b, const uint8_t trace_
                                     const uint8_t span_id[8], const uint8_t transaction_id[8],
                                     uint8_t flags)
 {
-    int state = b->write_state;
-    if (__builtin_expect(state != WRITE_IDLE ||
-                             (b->otel_on && (!b->otel_has_txn ||
-                                             memcmp(b->otel_txn, transaction_id, 8) != 0)),
-                         0)) {
-        thread_block_set_full(b, trace_id, span_id, transaction_id, flags, state != WRITE_IDLE,
-                              0);
+    if (__builtin_expect(b->write_state != WRITE_IDLE, 0)) {
+        thread_block_set_full(b, trace_id, span_id, transaction_id, flags, 1, 0);
         return;
     }
     record_hide(b, 0);
+    /* The record's transaction is looked at only once the write is marked in progress: a
+     * handler landing before that writes whole, and may leave another transaction's entry (a
+     * fast path chosen before it would then publish that entry with our ids). */
+    if (__builtin_expect(b->otel_on && (!b->otel_has_txn ||
+                                        memcmp(b->otel_txn, transaction_id, 8) != 0),
+                         0)) {
+        thread_block_set_full(b, trace_id, span_id, transaction_id, flags, 0, 0);
+        return;
+    }
     record_store_ids(b, trace_id, span_id, transaction_id, flags);
     if (__builtin_expect(record_publish(b, 0, 1), 0))
         thread_block_set_full(b, trace_id, span_id, transaction_id, flags, 0, 1);
@@ -266,14 +274,16 @@ static inline void thread_block_set(struct thread_block *b, const uint8_t trace_
 /* The common case: no write in progress, no attributes to keep (API or fixed ones). */
 static inline void thread_block_clear(struct thread_block *b)
 {
-    int state = b->write_state;
-    if (__builtin_expect(state != WRITE_IDLE ||
-                             (b->otel_on && (b->otel_custom || otel_fixed_len)),
-                         0)) {
-        thread_block_clear_full(b, state != WRITE_IDLE);
+    if (__builtin_expect(b->write_state != WRITE_IDLE, 0)) {
+        thread_block_clear_full(b, 1);
         return;
     }
     record_hide(b, 0); /* OTel: detached; its stale fields stay hidden until a set */
+    /* looked at once the write is marked in progress (see thread_block_set) */
+    if (__builtin_expect(b->otel_on && (b->otel_custom || otel_fixed_len), 0)) {
+        thread_block_clear_full(b, 0);
+        return;
+    }
     b->apm.trace_present = 0;
     if (__builtin_expect(record_publish(b, 0, 0), 0))
         thread_block_clear_full(b, 0);

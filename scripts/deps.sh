@@ -2,7 +2,10 @@
 # deps.sh GOAL — makes sure the Debian 12 packages GOAL needs are installed (GOAL: build, demo,
 # check). Missing packages are named with the reason; as root they are installed with one
 # `apt-get install` line, otherwise that line is printed and the exit status is 1. Nothing is
-# installed when everything is present. dpkg and apt-get are found on PATH.
+# installed when everything is present. dpkg and apt-get are found on PATH. For check, also the
+# Node.js integration's npm packages, as locked (npm ci), where npm is installed: Node.js itself
+# is not a Debian package the project asks for (tests/node.bats skips, saying why, without it);
+# and the Python integration's virtualenv (integrations/python/venv.sh).
 set -euo pipefail
 
 goal=${1:-build}
@@ -14,7 +17,10 @@ check=("${demo[@]}"
        g++ "C++ header tests" shellcheck "lint" bats "test runner" musl-tools "musl variant" bpftrace "eBPF reader tests"
        python3-pyelftools "ELF checks" valgrind "memory checks" protobuf-compiler "protobuf decoding"
        pkg-config "install tests" clang "fuzz target" binutils "objcopy, readelf"
-       strace "syscall checks" util-linux "unshare, setpriv" busybox "busybox/static tests")
+       strace "syscall checks" util-linux "unshare, setpriv" busybox "busybox/static tests"
+       nginx "real daemons, HTTP reading" memcached "real daemons" curl "HTTP clients of the tests"
+       passwd "useradd: a second user" git "system-wide tests" procps "pgrep: finding child processes"
+       python3-venv "the Python integration's test virtualenv")
 
 case $goal in
     build) want=("${build[@]}") ;;
@@ -26,13 +32,43 @@ esac
 missing=() reasons=()
 for ((i = 0; i < ${#want[@]}; i += 2)); do
     pkg=${want[i]}
-    # dpkg -s also succeeds for removed-but-configured packages; the status line says which
-    if ! dpkg -s "$pkg" 2>/dev/null | grep -q '^Status: install ok installed'; then
+    # dpkg -s also succeeds for removed-but-configured packages; the status says which. Read
+    # whole, not piped into grep -q: under pipefail grep's early exit kills dpkg with SIGPIPE,
+    # and an installed package then looked missing about half the time.
+    status=$(dpkg -s "$pkg" 2>/dev/null || true)
+    if [[ $'\n'$status$'\n' != *$'\nStatus: install ok installed\n'* ]]; then
         missing+=("$pkg")
         reasons+=("  $pkg: ${want[i + 1]}")
     fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+# npm ci GOAL — for check: integrations/node's packages as locked, unless they are already
+# (npm writes node_modules/.package-lock.json on every install; the same bytes: nothing to do)
+node_packages() {
+    local dir=${DEPS_NODE_DIR:-$(cd "$(dirname "$0")/.." && pwd)/integrations/node}
+    if [ "$goal" != check ] || [ ! -f "$dir/package-lock.json" ]; then return 0; fi
+    if ! command -v npm >/dev/null; then
+        echo "npm is not installed: tests/node.bats will skip (Node.js and npm come from the system)"
+        return 0
+    fi
+    if [ -d "$dir/node_modules" ] && [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
+        return 0
+    fi
+    echo "Installing the Node.js integration's packages (npm ci in integrations/node)"
+    (cd "$dir" && npm ci --no-audit --no-fund >/dev/null)
+}
+
+# for check: the Python integration's virtualenv (build/pyenv, exact versions from PyPI); it does
+# nothing when its requirements did not change since it was made
+python_env() {
+    if [ "$goal" != check ]; then return 0; fi
+    bash "$(cd "$(dirname "$0")/.." && pwd)/integrations/python/venv.sh"
+}
+
+if [ ${#missing[@]} -eq 0 ]; then
+    node_packages
+    python_env
+    exit 0
+fi
 
 line="apt-get install -y ${missing[*]}"
 echo "make $goal needs packages that are not installed:"
@@ -47,3 +83,5 @@ export DEBIAN_FRONTEND=noninteractive
 # a fresh system may have no package lists yet
 apt-get update -qq
 apt-get install -y -qq -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null
+node_packages
+python_env

@@ -215,7 +215,7 @@ EOF
     local svc=$TARGET_PID
     "$AGENT" -d 30 "$svc" >"$BATS_TEST_TMPDIR/agent.out" 2>&1 &
     local agent=$!
-    sleep 1
+    wait_for_line "$BATS_TEST_TMPDIR/agent.out" '^proflink-agent: sampling ' # attached, sampling
     kill -INT "$agent"
     wait "$agent"
     grep -q 'interrupted after' "$BATS_TEST_TMPDIR/agent.out"

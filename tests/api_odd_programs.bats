@@ -99,7 +99,8 @@ socket_inode() { awk -v p="$SOCK" '$8 == p { print $7 }' /proc/net/unix; }
     wait_lines '^rawclone-exit ' 1 50
     grep -qx 'rawclone-exit 0' "$OUT"
     child=$(sed -n 's/^txn raw pid=\([0-9]*\) .*/\1/p' "$OUT")
-    [ -n "$child" ] && [ "$child" != "$TARGET_PID" ]
+    [ -n "$child" ]
+    [ "$child" != "$TARGET_PID" ]
     # set up at that call as a fork child is: the transaction is held, not handed back at once
     grep -qE '^ended raw rc=1 ' "$OUT"
     grep -qE "^txn raw pid=$child .* thread=proflink-reader caller=0 n=0 " "$OUT"

@@ -36,7 +36,11 @@ if bad:
     sys.exit(1)
 PY
 }
-teardown() { stop_target; rm -rf "$SOCKDIR"; }
+teardown() {
+    stop_target
+    if [ -n "${NS_RUNNER:-}" ]; then stop_pids "$NS_RUNNER"; fi
+    rm -rf "$SOCKDIR"
+}
 
 @test "an unmodified multi-threaded program is attachable, with storage and a record per thread" {
     start_target "$HELPERS/target_threads" 4 10
@@ -171,7 +175,8 @@ teardown() { stop_target; rm -rf "$SOCKDIR"; }
     child_path=$(jget 'j["storage"]["socket_path"]')
     [ "$child_path" != "$parent_path" ]
     [[ "$child_path" == "$SOCKDIR"/proflink-"$child"-*.sock ]]
-    [ -S "$parent_path" ] && [ -S "$child_path" ]
+    [ -S "$parent_path" ]
+    [ -S "$child_path" ]
     # the child's thread got a record too
     [ "$(jget 'sum(1 for t in j["threads"] if t["apm"])')" = 2 ]
     records_agree
@@ -210,9 +215,49 @@ teardown() { stop_target; rm -rf "$SOCKDIR"; }
     [ -S "$live" ]
     [ ! -e "$stale" ]
     [ -S "$other_uid" ]
-    [ -S "$foreign1" ] && [ -S "$foreign2" ] && [ -S "$foreign3" ]
+    [ -S "$foreign1" ]
+    [ -S "$foreign2" ]
+    [ -S "$foreign3" ]
     [ -f "$SOCKDIR/proflink-$dead-00000000.sock" ]
     kill "$first"
+}
+
+# A container sharing the socket directory with the host (a mounted volume): its processes' pids
+# mean nothing here, and one may look dead. Only "nobody is bound to it any more" tells a stale
+# file from a live one. The process in the other pid namespace is given a pid that no process
+# has here; a stale file next to it (the control) shows that a sweep has run.
+@test "stale cleanup keeps the live socket of a process in another pid namespace" {
+    if ! unshare -p -f --mount-proc true 2>/dev/null; then
+        skip "cannot create a pid namespace here (unshare -p needs root or CAP_SYS_ADMIN)"
+    fi
+    local ns_pid=$(($(cat /proc/sys/kernel/pid_max) - 100))
+    while kill -0 "$ns_pid" 2>/dev/null; do ns_pid=$((ns_pid - 1)); done
+    # --kill-child: the namespace (its pid 1, so all of it) ends with unshare
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    NS_PID=$ns_pid LIB=$LIB TARGET=$HELPERS/target_threads unshare -p -f --kill-child --mount-proc sh -c '
+        echo $((NS_PID - 1)) >/proc/sys/kernel/ns_last_pid
+        LD_PRELOAD=$LIB "$TARGET" 1 30 &
+        wait' >"$BATS_TEST_TMPDIR/ns.out" 2>&1 &
+    NS_RUNNER=$!
+    wait_for_line "$BATS_TEST_TMPDIR/ns.out" '^ready'
+    local live
+    live=$(ls "$SOCKDIR"/proflink-"$ns_pid"-*.sock)
+    [ -S "$live" ]
+    # no process has that pid here: only the bound socket says the file is live
+    refute kill -0 "$ns_pid" 2>/dev/null
+    true &
+    local dead=$!
+    wait "$dead"
+    local control=$SOCKDIR/proflink-$dead-0000abcd.sock
+    "$PY" -c 'import socket,sys; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).bind(sys.argv[1])' "$control"
+    [ -S "$control" ]
+    start_target "$HELPERS/target_threads" 1 20
+    for _ in $(seq 200); do
+        if [ ! -e "$control" ]; then break; fi
+        sleep 0.05
+    done
+    [ ! -e "$control" ] # a sweep ran
+    [ -S "$live" ]      # and left the live socket of the other namespace
 }
 
 @test "ENABLED=false: no socket, no storage, no records, API calls are no-ops" {

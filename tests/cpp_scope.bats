@@ -41,13 +41,13 @@ expect_steps() {
 # records from outside at each.
 step_through() {
     wait_for_line "$OUT" '^pause inner'
-    [ "$1" = 1 ] && [ "$(thread_traces)" = "main:$B" ]
+    if [ "$1" = 1 ]; then [ "$(thread_traces)" = "main:$B" ]; fi
     echo go >&8
     wait_for_line "$OUT" '^pause thread'
-    [ "$1" = 1 ] && [ "$(thread_traces)" = "main:$A other:$C" ]
+    if [ "$1" = 1 ]; then [ "$(thread_traces)" = "main:$A other:$C" ]; fi
     echo go >&8
     wait_for_line "$OUT" '^pause end'
-    [ "$1" = 1 ] && [ "$(thread_traces)" = "main:$A" ]
+    if [ "$1" = 1 ]; then [ "$(thread_traces)" = "main:$A" ]; fi
     echo go >&8
     wait "$TARGET_PID"
     TARGET_PID=

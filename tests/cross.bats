@@ -42,7 +42,8 @@ teardown() { rm -rf "$SOCKDIR"; }
     [ "$status" -eq 0 ]
     # static TLS lies above the thread pointer on aarch64 (TLS variant I): positive words
     [[ "${lines[0]}" =~ ^word\ apm\ ([0-9]+)\ otel\ ([0-9]+)$ ]]
-    [ "${BASH_REMATCH[1]}" -gt 0 ] && [ "${BASH_REMATCH[2]}" -gt 0 ]
+    [ "${BASH_REMATCH[1]}" -gt 0 ]
+    [ "${BASH_REMATCH[2]}" -gt 0 ]
     [ "$(grep -c '^thread [0-9]* ok$' <<<"$output")" -eq 5 ]
     grep -E "^storage ok unknown_service:api_profiler_view $SOCKDIR/proflink-[0-9]+-[0-9a-f]{8}\.sock$" <<<"$output"
 }

@@ -6,9 +6,9 @@
 # slow every start; the inspector disturbs nothing.
 load helpers
 
-NGINX_PORT=18300
-MEMCACHED_PORT=18301
-ATTACKER=plt_dm1
+NGINX_PORT=$(free_port)
+MEMCACHED_PORT=$(free_port)
+ATTACKER=$(unique_user dm)
 
 setup() {
     # a directory like /tmp: sticky, owned by root, writable by all, inside a tree every uid

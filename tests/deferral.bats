@@ -44,7 +44,10 @@ $(echo "$d" | sed 's/.* ids=//')"
     send corr "$TRACE" "$TXN" "$ID_A" 1 # after the end, within the delay: still counted
     wait_lines '^txn spec ' 1 40
     read -r ended delivered rc caller thread n ids <<<"$(delivery spec)"
-    [ "$rc" -eq 1 ] && [ "$caller" -eq 0 ] && [ "$thread" = proflink-reader ] && [ "$n" -eq 2 ]
+    [ "$rc" -eq 1 ]
+    [ "$caller" -eq 0 ]
+    [ "$thread" = proflink-reader ]
+    [ "$n" -eq 2 ]
     [ "$ids" = "$B64_B:1,$B64_A:3" ] || [ "$ids" = "$B64_A:3,$B64_B:1" ]
     cmd end "$T2" "$X2" 1 other
     wait_lines '^txn other ' 1 40
@@ -83,7 +86,9 @@ $(echo "$d" | sed 's/.* ids=//')"
     cmd end "$TRACE" "$TXN" 1 quiet
     wait_lines '^txn quiet ' 1 40
     read -r ended delivered rc caller thread n ids <<<"$(delivery quiet)"
-    [ "$rc" -eq 1 ] && [ "$n" -eq 0 ] && [ "$thread" = proflink-reader ]
+    [ "$rc" -eq 1 ]
+    [ "$n" -eq 0 ]
+    [ "$thread" = proflink-reader ]
     "$PY" -c "import sys; e, d = map(float, sys.argv[1:]); sys.exit(0 if 1000 <= d - e <= 1500 else 1)" \
         "$ended" "$delivered"
 }
@@ -97,11 +102,16 @@ $(echo "$d" | sed 's/.* ids=//')"
     cmd end "$T2" "$X2" 2 flags2 # flag bits other than "sampled" do not matter
     wait_lines '^ended flags2 ' 1
     read -r ended delivered rc caller thread n ids <<<"$(delivery unsampled)"
-    [ "$rc" -eq 0 ] && [ "$caller" -eq 1 ] && [ "$n" -eq 1 ] && [ "$ids" = "$B64_A:2" ]
+    [ "$rc" -eq 0 ]
+    [ "$caller" -eq 1 ]
+    [ "$n" -eq 1 ]
+    [ "$ids" = "$B64_A:2" ]
     # fn ran inside proflink_end_transaction: its line comes before "ended"
     [ "$(grep -nE '^txn unsampled ' "$OUT" | cut -d: -f1)" -lt "$(grep -nE '^ended unsampled ' "$OUT" | cut -d: -f1)" ]
     read -r ended delivered rc caller thread n ids <<<"$(delivery flags2)"
-    [ "$rc" -eq 0 ] && [ "$caller" -eq 1 ] && [ "$n" -eq 0 ]
+    [ "$rc" -eq 0 ]
+    [ "$caller" -eq 1 ]
+    [ "$n" -eq 0 ]
     stats
     [ "$(stat_val transactions_immediate)" -eq 2 ]
     [ "$(stat_val transactions_deferred)" -eq 0 ]

@@ -23,8 +23,20 @@ SH
 #!/bin/sh
 echo "\$*" >>"$APT_LOG"
 SH
-    chmod 755 "$SHIM/dpkg" "$SHIM/apt-get"
+    # npm: logs what it was asked (in the directory it ran in) and installs as npm ci would
+    cat >"$SHIM/npm" <<SH
+#!/bin/sh
+echo "npm \$* in \$PWD" >>"$APT_LOG"
+mkdir -p node_modules && cp package-lock.json node_modules/.package-lock.json
+SH
+    chmod 755 "$SHIM/dpkg" "$SHIM/apt-get" "$SHIM/npm"
     export PATH=$SHIM:$PATH
+    # the Node.js integration's directory, its packages installed as locked
+    export DEPS_NODE_DIR=$SHIM/node
+    mkdir -p "$DEPS_NODE_DIR/node_modules"
+    echo '{}' >"$DEPS_NODE_DIR/package-lock.json"
+    touch -d '1 minute ago' "$DEPS_NODE_DIR/package-lock.json"
+    cp "$DEPS_NODE_DIR/package-lock.json" "$DEPS_NODE_DIR/node_modules/.package-lock.json"
 }
 
 teardown() { rm -rf "$SHIM"; }
@@ -80,4 +92,37 @@ teardown() { rm -rf "$SHIM"; }
     run ! grep -q -- '-o build/proflink-agent' <<<"$output"
     run make -n -B -C "$ROOT" --no-print-directory all
     grep -q -- '-o build/proflink-agent' <<<"$output"
+}
+
+@test "deps: a dpkg that is cut off after its status line (SIGPIPE under pipefail) still counts" {
+    # dpkg -s goes on writing after the status line; a reader that stops early gets it killed
+    cat >"$SHIM/dpkg" <<'SH'
+#!/bin/sh
+printf 'Package: %s\nStatus: install ok installed\n' "$2"
+i=0
+while [ $i -lt 2000 ]; do echo "Description: a long package description line $i"; i=$((i + 1)); done
+SH
+    for _ in 1 2 3 4 5; do
+        run bash "$ROOT/scripts/deps.sh" check
+        [ "$status" -eq 0 ]
+        [ -z "$output" ]
+    done
+    [ ! -s "$APT_LOG" ]
+}
+
+@test "deps: check installs the Node.js integration's packages with npm ci, once" {
+    rm -rf "$DEPS_NODE_DIR/node_modules"
+    FAKE_MISSING='' run bash "$ROOT/scripts/deps.sh" check
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"npm ci in integrations/node"* ]]
+    [ "$(cat "$APT_LOG")" = "npm ci --no-audit --no-fund in $DEPS_NODE_DIR" ]
+    # installed as locked now: nothing more to do
+    : >"$APT_LOG"
+    FAKE_MISSING='' run bash "$ROOT/scripts/deps.sh" check
+    [ -z "$output" ]
+    [ ! -s "$APT_LOG" ]
+    # demo does not need them
+    rm -rf "$DEPS_NODE_DIR/node_modules"
+    FAKE_MISSING='' run bash "$ROOT/scripts/deps.sh" demo
+    [ ! -s "$APT_LOG" ]
 }

@@ -119,7 +119,8 @@ PY
 served_by() { tr -d '[:space:]' <"$1"; }
 
 @test "eBPF: an unmodified HTTP server under concurrent traced requests (PROFLINK_HTTP=1)" {
-    local port=18870 t tids=() traces=(4bf92f3577b34da6a3ce929d0e0e4736 5a3e1d7c9b8f4e2a6c0d1b3f5e7a9c11)
+    local port t tids=() traces=(4bf92f3577b34da6a3ce929d0e0e4736 5a3e1d7c9b8f4e2a6c0d1b3f5e7a9c11)
+    port=$(free_port)
     PROFLINK_HTTP=1 start_target "$HELPERS/target_http_server" "$port"
     wait_for_line "$BATS_TEST_TMPDIR/target.out" '^listening'
     local clients=()

@@ -17,8 +17,9 @@ teardown() {
     return 0
 }
 
-# start_reader [lines N | slow SECONDS] — a consumer appending what it reads to $READ. It has the
-# pipe open (so proflink can open its end) before this returns.
+# start_reader [lines N | slow FILE] — a consumer appending what it reads to $READ (slow: only
+# once FILE exists, so the pipe stays full until the test says). It has the pipe open (so
+# proflink can open its end) before this returns.
 start_reader() {
     rm -f "$BATS_TEST_TMPDIR/reader.ready"
     "$PY" - "$FIFO" "$READ" "${1:-all}" "${2:-0}" "$BATS_TEST_TMPDIR/reader.ready" 8>&- <<'PY' &
@@ -28,7 +29,9 @@ fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a reader now: writers can ope
 open(ready, "w").close()
 with open(out, "ab", buffering=0) as o:
     if mode == "slow":
-        time.sleep(float(arg))
+        deadline = time.monotonic() + 120
+        while not os.path.exists(arg) and time.monotonic() < deadline:
+            time.sleep(0.05)
     n = 0
     while not (mode == "lines" and n >= int(arg)):
         select.select([fd], [], [], 0.05)
@@ -121,7 +124,7 @@ PY
 
 @test "a slow reader: what does not fit in the pipe is dropped and counted, the rest intact" {
     mkfifo -m 600 "$FIFO"
-    start_reader slow 3
+    start_reader slow "$BATS_TEST_TMPDIR/reader.go"
     start_msg_target PROFLINK_FIFO="$FIFO"
     cmd cb-count
     send corr-ids "$TRACE" "$TXN" 6000
@@ -137,6 +140,7 @@ PY
     [ "$(( $(stat_val fifo_records) + $(stat_val fifo_drops) ))" -eq 6000 ]
     [ "$(stat_val callbacks)" -eq 6000 ] # the program's own delivery is not affected
     records=$(stat_val fifo_records)
+    touch "$BATS_TEST_TMPDIR/reader.go" # the reader wakes up: what the pipe held comes out whole
     wait_read "$records" 100
     "$PY" - "$READ" <<'PY'
 import json, sys
@@ -230,13 +234,7 @@ PY
 foreign_user() {
     command -v useradd >/dev/null || skip "useradd is not installed"
     [ "$(id -u)" = 0 ] || skip "needs root to add a user"
-    case $VARIANT in # one name per variant: they may run at the same time
-        glibc) FOREIGN=plt_hd1 ;;
-        musl) FOREIGN=plt_hd2 ;;
-        aarch64-glibc) FOREIGN=plt_hd3 ;;
-        *) FOREIGN=plt_hd4 ;;
-    esac
-    userdel "$FOREIGN" 2>/dev/null || true
+    FOREIGN=$(unique_user hd)
     useradd --no-create-home --shell /usr/sbin/nologin "$FOREIGN"
 }
 

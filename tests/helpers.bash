@@ -100,6 +100,17 @@ inspect_json() {
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3)
 
+# unique_user TAG — a user name for useradd that no other test, variant or run of the suites
+# on this machine uses at the same time (a fixed name collided when two runs shared it)
+unique_user() { echo "plt_$1_$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')"; }
+
+# free_port — a TCP port on 127.0.0.1 that the kernel just picked as free (bound to port 0, then
+# closed), for a test server to listen on: two runs of a suite on one machine never share one.
+# The kernel spreads such picks over its ephemeral range, so it does not hand it out again soon.
+free_port() {
+    "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 # json_eval_start — one tests/json_eval.py server answers this test's json_get queries. Call it
 # from the test's own shell (inspect_json does), not from $(…): a subshell's server dies with it.
 json_eval_start() {
@@ -146,6 +157,18 @@ every_line() {
     [ -z "$bad" ] && return 0
     echo "lines matching '$2' that do not match '$3':" >&2
     echo "$bad" | head -20 >&2
+    return 1
+}
+
+# wait_states PID STATE — until every thread of PID is in STATE ("S (sleeping)", "T (stopped)";
+# 10 s): a signal or a wake-up takes effect when the scheduler gets to it, later under load
+wait_states() {
+    for _ in $(seq 200); do
+        if ! grep -h '^State:' /proc/"$1"/task/*/status 2>/dev/null | grep -vqF "$2"; then return 0; fi
+        sleep 0.05
+    done
+    echo "not every thread of $1 is $2:" >&2
+    grep -h '^State:' /proc/"$1"/task/*/status >&2
     return 1
 }
 

@@ -13,9 +13,7 @@ tp() { echo "00-$1-$SPAN-01"; }
 
 setup() {
     setup_sockdir
-    # the two variants of this suite run at the same time: each its own ports
-    PORT=18810
-    if [ "$VARIANT" = musl ]; then PORT=18830; fi
+    PORT=$(free_port)
 }
 teardown() {
     local p
@@ -34,18 +32,20 @@ wait_port() {
     return 1
 }
 
-# traced_tids PID TRACE — the threads of PID whose apmint and OTel records both show TRACE
+# traced_tids PID TRACE — the threads of PID whose apmint and OTel records both show TRACE (a PID
+# that cannot be read prints why, in parentheses: never empty)
 traced_tids() {
-    inspect_json "$1" >/dev/null || true
+    inspect_json "$1" >/dev/null || { echo "(pid $1 could not be read)"; return 1; }
     jget "' '.join(str(t['tid']) for t in j['threads'] if t['apm'] and t['apm']['valid'] == 1
           and t['apm']['trace_present'] == 1 and t['apm']['trace_id'] == '$2'
           and t['apm']['span_id'] == '$SPAN' and t['apm']['transaction_id'] == '$SPAN'
           and t['otel'] and t['otel']['trace_id'] == '$2')"
 }
 
-# any_traced PID — every trace id present on a thread of PID (empty: none)
+# any_traced PID — every trace id present on a thread of PID (empty: none; a PID that cannot be
+# read, dead or gone, prints why: never empty, so `[ -z "$(any_traced PID)" ]` fails then)
 any_traced() {
-    inspect_json "$1" >/dev/null || true
+    inspect_json "$1" >/dev/null || { echo "(pid $1 could not be read)"; return 1; }
     jget "' '.join(t['apm']['trace_id'] for t in j['threads'] if t['apm'] and
           (t['apm']['trace_present'] or (t['otel'] and t['otel']['valid'])))"
 }
@@ -54,7 +54,7 @@ any_traced() {
 wait_traced() {
     local tids
     for _ in $(seq 150); do
-        tids=$(traced_tids "$1" "$2")
+        tids=$(traced_tids "$1" "$2") || tids= # not readable (yet): try again
         if [ -n "$tids" ]; then echo "$tids"; return 0; fi
         sleep 0.1
     done
@@ -270,8 +270,9 @@ NGX
 # worker_traces MASTER — "pid:trace" for every worker thread with a trace
 worker_traces() {
     local w out=
+    pgrep -P "$1" >/dev/null || { echo "(no workers of $1)"; return 1; }
     for w in $(pgrep -P "$1"); do
-        inspect_json "$w" >/dev/null || true
+        inspect_json "$w" >/dev/null || { echo "(worker $w could not be read)"; return 1; }
         out+=$(jget "' '.join('$w:' + t['apm']['trace_id'] for t in j['threads'] if t['apm']
                      and t['apm']['trace_present'])")" "
     done

@@ -15,7 +15,8 @@ load inspect_helpers
     local off sym
     off=$(readelf -rW "$so" | awk -v t="$TLSDESC" '$3 == t && $5 == "elastic_apm_profiling_correlation_tls_v1" { print $1 }')
     sym=$(readelf -sW --dyn-syms "$so" | awk '$8 == "elastic_apm_profiling_correlation_process_storage_v1" { print $2; exit }')
-    [ -n "$off" ] && [ -n "$sym" ]
+    [ -n "$off" ]
+    [ -n "$sym" ]
     [ "$(jget 'int(j["library"]["tlsdesc_offset"], 16)')" = "$((16#$off))" ]
     [ "$(jget 'int(j["library"]["storage_symbol"], 16)')" = "$((16#$sym))" ]
     # the load bias is where the file's first page is mapped (first PT_LOAD at vaddr 0)

@@ -65,13 +65,13 @@ load inspect_helpers
     every_line <(grep -h '^State:' /proc/"$INS_PID"/task/*/status) . 'S \(sleeping\)'
     # a stopped process stays stopped, and runs again on SIGCONT
     kill -STOP "$INS_PID"
-    sleep 0.2
+    wait_states "$INS_PID" 'T (stopped)'
     ins_json "$INS_PID"
     [ "$INS_STATUS" -eq 0 ]
     [ "$(jget 'j["threads"][0]["apm"]["valid"]')" = 1 ]
     every_line <(grep -h '^State:' /proc/"$INS_PID"/task/*/status) . 'T \(stopped\)'
     kill -CONT "$INS_PID"
-    sleep 0.2
+    wait_states "$INS_PID" 'S (sleeping)'
     every_line <(grep -h '^State:' /proc/"$INS_PID"/task/*/status) . 'S \(sleeping\)'
 }
 

@@ -228,7 +228,8 @@ PY
     local rtid itid
     rtid=$(reader_tid "$TARGET_PID")
     itid=$(reader_tid "$TARGET_PID" proflink-intake)
-    [ -n "$rtid" ] && [ -n "$itid" ]
+    [ -n "$rtid" ]
+    [ -n "$itid" ]
     sw() {
         grep -E '^(non)?voluntary_ctxt_switches' /proc/"$TARGET_PID"/task/"$rtid"/status \
             /proc/"$TARGET_PID"/task/"$itid"/status | tr -d ' \t\n'

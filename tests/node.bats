@@ -10,8 +10,8 @@ load message_helpers
 PKG=$ROOT/integrations/node
 FIXTURE=$ROOT/tests/node/fixture_server.js
 EXAMPLE=$PKG/example/server.js
-PORT=18210
-PORT2=18211
+PORT=$(free_port)
+PORT2=$(free_port)
 
 setup() {
     command -v node >/dev/null || skip "node is not installed"

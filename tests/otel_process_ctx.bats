@@ -280,7 +280,8 @@ EOF
     check_identity
     [ "$(cget 'c["resource"]["service.name"]')" = svc ]
     n=$(cget 'len([k for k in c["resource"] if k.startswith("big.")])')
-    [ "$n" -ge 14 ] && [ "$n" -lt 16 ]
+    [ "$n" -ge 14 ]
+    [ "$n" -lt 16 ]
     # kept in order, whole
     [ "$(cget 'all(c["resource"][f"big.{i:02d}"] == chr(97 + i % 26) * 4096 for i in range('"$n"'))')" = true ]
     [ "$(cget 'c["payload_size"] > 60000')" = true ]
@@ -309,7 +310,8 @@ import string
 d = string.digits + string.ascii_letters
 k = [d[i // 3844] + d[i // 62 % 62] + d[i % 62] for i in range(24000)]
 print(",".join([f"{x}=" for x in k] + [f"{x}=z" for x in k[::100]]))')
-    [ "${#attrs}" -gt 120000 ] && [ "${#attrs}" -lt 131000 ]
+    [ "${#attrs}" -gt 120000 ]
+    [ "${#attrs}" -lt 131000 ]
     cpu=$(OTEL_RESOURCE_ATTRIBUTES="$attrs" $PY -c '
 import resource, subprocess, sys
 subprocess.run([sys.argv[1], "publish", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)

@@ -45,11 +45,13 @@ ns() { ns_etc "$@"; }
     echo "$output"
     [ "$status" -eq 0 ]
     [[ "$output" == *"enabled $LIB in /etc/ld.so.preload"* ]]
-    [[ "$output" == *"listed: 1"* ]] && [[ "$output" == *"others: 2"* ]]
+    [[ "$output" == *"listed: 1"* ]]
+    [[ "$output" == *"others: 2"* ]]
     grep -qE '^maps: [1-9]' <<<"$output"
     [[ "$output" == *"status-enabled: 0"* ]]
     [[ "$output" == *"already enabled"* ]]
-    [[ "$output" == *identical* ]] && [[ "$output" == *mode-kept* ]]
+    [[ "$output" == *identical* ]]
+    [[ "$output" == *mode-kept* ]]
     [[ "$output" == *"status-disabled: 1"* ]]
     [[ "$output" == *"maps-after: 0"* ]]
 }
@@ -75,7 +77,8 @@ ns() { ns_etc "$@"; }
         "$SYS" enable /relative/elastic-jvmti-linux-proflink-x.so; echo "relative-status: $?"
         "$SYS" enable /bin/true; echo "misnamed-status: $?"'
     [[ "$output" == *"refusing $bad: it does not load cleanly into /bin/true"* ]]
-    [[ "$output" == *"enable-status: 1"* ]] && [[ "$output" == *untouched* ]]
+    [[ "$output" == *"enable-status: 1"* ]]
+    [[ "$output" == *untouched* ]]
     [[ "$output" == *"relative-status: 1"* ]] && [[ "$output" == *"misnamed-status: 1"* ]]
 }
 

@@ -110,7 +110,8 @@ assert j["socket"]["connect"] == "ok" and j["socket"]["access"], j["socket"]
 assert checks["otel"]["status"] == "pass", checks["otel"]
 PY
     local child_file=${child_after% *} parent_file=${before_parent% *}
-    [ -S "$child_file" ] && [ -S "$parent_file" ]
+    [ -S "$child_file" ]
+    [ -S "$parent_file" ]
     kill -USR1 "$CHILD"
     wait_exited "$CHILD"
     [ ! -e "$child_file" ]

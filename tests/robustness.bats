@@ -56,11 +56,15 @@ prog() { echo "$HELPERS/target_threads" 3 0.05; }
     mkdir -p "$long"
     for d in "$SOCKDIR/missing" "$SOCKDIR/file" "$SOCKDIR/link" "$long" relative/dir; do
         ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR=$d \
-            LD_PRELOAD=$LIB "$HELPERS/target_threads" 1 0.5 >/dev/null 2>"$BATS_TEST_TMPDIR/err" &
+            LD_PRELOAD=$LIB "$HELPERS/target_threads" 1 30 >/dev/null 2>"$BATS_TEST_TMPDIR/err" &
         pid=$!
-        sleep 0.2
-        ls /tmp/proflink-"$pid"-*.sock # fell back to /tmp
-        wait "$pid"
+        # fell back to /tmp (waits for the file, however loaded the machine)
+        for _ in $(seq 200); do
+            if compgen -G "/tmp/proflink-$pid-*.sock" >/dev/null; then break; fi
+            sleep 0.05
+        done
+        ls /tmp/proflink-"$pid"-*.sock
+        stop_pids "$pid"
         grep -q "proflink: socket dir $d" "$BATS_TEST_TMPDIR/err"
         [ "$(grep -c proflink: "$BATS_TEST_TMPDIR/err")" = 1 ]
     done
@@ -69,7 +73,8 @@ prog() { echo "$HELPERS/target_threads" 3 0.05; }
 @test "an unwritable socket dir for an unprivileged program: fall back, same output" {
     command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
     chmod 0755 "$SOCKDIR"
-    cp "$HELPERS/target_threads" "$SOCKDIR/t" && chmod 0755 "$SOCKDIR/t"
+    cp "$HELPERS/target_threads" "$SOCKDIR/t"
+    chmod 0755 "$SOCKDIR/t"
     run setpriv --reuid=65534 --regid=65534 --clear-groups env \
         ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR="$SOCKDIR" LD_PRELOAD="$LIB" "$SOCKDIR/t" 1 0.1
     [ "$status" = 0 ]

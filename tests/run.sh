@@ -62,6 +62,8 @@ start_suite() {
     echo "$1" >"$logs/$id.name"
     echo "# started: $f ($v)"
     (
+        # the suite does not keep the run's lock (below) once the run is gone
+        if [ -n "$phase_lock" ]; then exec {phase_lock}<&-; fi
         start=$(date +%s%N)
         PROFLINK_VARIANT=$v bats --tap "$f" >"$logs/$id.tap" 2>&1
         echo $(( ($(date +%s%N) - start) / 1000000 )) >"$logs/$id.ms.tmp"
@@ -117,11 +119,37 @@ run_pool() {
     done
 }
 
+# Two runs on one machine (two checkouts, CI jobs on one host): their concurrent phases may
+# overlap, but the timed and serial suites of one run must not meet the other's load, or the
+# delays and CPU samples they compare go wrong. A lock shared by every run on the machine: held
+# shared through the concurrent phase, exclusively through the timed and serial ones (each run
+# holds one at a time, so neither waits for the other forever). Without flock, or when the lock
+# file cannot be opened, the run goes on alone as before, saying so.
+lock_file=${TMPDIR:-/tmp}/proflink-test-phases.lock
+phase_lock=
+if ! command -v flock >/dev/null || ! { [ -e "$lock_file" ] || (umask 0; : >>"$lock_file"); } ||
+    ! exec {phase_lock}<"$lock_file"; then
+    phase_lock=
+    echo "# $lock_file cannot be used: timed and serial suites may meet another run's load"
+fi 2>/dev/null
+# phase shared|exclusive — takes the lock in that mode (announcing a wait for another run)
+phase() {
+    [ -n "$phase_lock" ] || return 0
+    flock -u "$phase_lock"
+    if ! flock -n "--$1" "$phase_lock"; then
+        echo "# waiting for another run's timed or concurrent suites (${lock_file})"
+        flock "--$1" "$phase_lock"
+    fi
+}
+
 seq=0
 t0=$(date +%s)
+phase shared
 [ ${#concurrent[@]} -eq 0 ] || run_pool "$jobs" "${concurrent[@]}"
+[ $((${#timed[@]} + ${#serial[@]})) -eq 0 ] || phase exclusive
 [ ${#timed[@]} -eq 0 ] || run_pool 2 "${timed[@]}"
 [ ${#serial[@]} -eq 0 ] || run_pool 1 "${serial[@]}"
+[ -z "$phase_lock" ] || flock -u "$phase_lock"
 echo "# all suites: $(($(date +%s) - t0)) s"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

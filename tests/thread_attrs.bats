@@ -20,7 +20,7 @@ record_addrs() { jget '",".join(t["otel"]["address"] for t in j["threads"] if t[
 # read_records PID [KEY_MAP_JSON] — the independent reader over every thread's record
 read_records() {
     local extra=()
-    [ -n "${2:-}" ] && extra=(--key-map "$2")
+    if [ -n "${2:-}" ]; then extra=(--key-map "$2"); fi
     python3 "$READER" "$1" --records "$(record_addrs)" "${extra[@]}" >"$BATS_TEST_TMPDIR/reader.json"
     json_eval_start
 }
@@ -97,9 +97,15 @@ PY
     [ "$old_map" = '["local_root_span_id", "a", "w"]' ]
     kill -USR1 "$TARGET_PID"
     wait_for_line "$BATS_TEST_TMPDIR/target.out" '^added 0$'
-    sleep 0.2 # the workers' next iterations set late.key too
-    inspect_json "$TARGET_PID"
-    read_records "$TARGET_PID" "$old_map"
+    # until the workers' next iterations set late.key too
+    for _ in $(seq 100); do
+        inspect_json "$TARGET_PID"
+        read_records "$TARGET_PID" "$old_map"
+        if [ "$(rget '[r["attributes"].get("late.key") is not None for r in j["records"]]')" = '[true, true, true]' ]; then
+            break
+        fi
+        sleep 0.1
+    done
     [ "$(rget 'j["key_map_refreshes"] >= 1')" = true ]
     [ "$(rget '[r["attributes"].get("late.key") is not None for r in j["records"]]')" = '[true, true, true]' ]
     [ "$(rget 'any(k.startswith("#") for r in j["records"] for k in r["attributes"])')" = false ]
@@ -114,6 +120,7 @@ PY
 @test "PROFLINK_THREAD_ATTRIBUTES gives every thread of an unmodified program fixed attributes" {
     PROFLINK_THREAD_ATTRIBUTES='job.name=nightly-export,team=data%2Cinfra' \
         start_target "$HELPERS/target_threads" 3 10
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready' # every thread runs
     inspect_json "$TARGET_PID"
     [ "$(jget 'len(j["threads"])')" = 4 ]
     [ "$(jget '[t["otel"]["attributes"] for t in j["threads"] if t["otel"]["valid"] == 1]')" = \
@@ -122,6 +129,7 @@ PY
     stop_target
     TRACEPARENT=00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01 PROFLINK_THREAD_ATTRIBUTES='job.name=nightly-export' \
         start_target "$HELPERS/target_threads" 2 10
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready'
     inspect_json "$TARGET_PID"
     read_records "$TARGET_PID"
     [ "$(rget 'all(r["valid"] == 1 and r["attributes"] == {"job.name": "nightly-export", "local_root_span_id": "b7ad6b7169203331"} for r in j["records"])')" = true ]

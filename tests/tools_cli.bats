@@ -14,7 +14,8 @@ version() { sed -n 's/^#define PROFLINK_VERSION_STRING "\(.*\)"/\1/p' "$ROOT/inc
     [ -n "$v" ]
     for t in proflink-inspect proflink-agent; do
         run "$ROOT/build/$t" --version
-        [ "$status" -eq 0 ] && [ "$output" = "$t $v" ]
+        [ "$status" -eq 0 ]
+        [ "$output" = "$t $v" ]
     done
     run "$ROOT/scripts/proflink-run" --version
     [ "$status" -eq 0 ] && [ "$output" = "proflink-run $v" ]

@@ -200,7 +200,7 @@ EOF
 @test "a program of the other C library under \$LIB runs unchanged: one warning, nothing published" {
     command -v musl-gcc >/dev/null || skip "musl-gcc is not installed"
     local other_cc=musl-gcc
-    [ "$LIBC" = musl ] && other_cc=gcc
+    if [ "$LIBC" = musl ]; then other_cc=gcc; fi
     # threads (the pthread_create interposer), fork (atfork registration), stdout and a status
     cat >"$BATS_TEST_TMPDIR/other.c" <<'CEOF'
 #include <pthread.h>

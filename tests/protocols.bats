@@ -1,0 +1,87 @@
+#!/usr/bin/env bats
+# variants: glibc musl
+# shellcheck shell=bash
+# The publication protocols at every instruction. A profiler samples a thread wherever it is
+# stopped and reads the OTel process context while the process runs; a sample inside a write
+# must find the thread's records hidden or whole, and the process context's header "being
+# written" (timestamp 0) or pointing at the payload of its timestamp. Sampling by signals or
+# polling almost never lands in a window of a few stores, so tests/helpers/api_stepped_writes.c
+# single-steps the writer with ptrace and checks after every instruction of the library as
+# built (a compiler that merged or reordered the stores is caught as well), injecting a nested
+# write (a signal handler's scope) at each point of the writes in the "nested" runs. And a
+# thread's records are unpublished before their memory is freed at thread exit.
+load helpers
+
+STEPS=60000 # a run of the loop takes 10000 to 12000 instructions; each run about 3 s
+
+setup() {
+    not_emulated "no ptrace of a qemu-user guest"
+    setup_sockdir
+}
+teardown() { rm -rf "$SOCKDIR"; }
+
+# stepped MODE [VAR=VALUE…] — runs the stepping reader in MODE, the library preloaded (with
+# OTel records unless VAR=VALUE says otherwise).
+stepped() {
+    local mode=$1
+    shift
+    run env LD_PRELOAD="$LIB" PROFLINK_OTEL_CONTEXT=1 "$@" "$HELPERS/api_stepped_writes" "$mode" "$STEPS"
+    echo "$output"
+    if [ "$status" -eq 77 ]; then skip "$output"; fi
+    [ "$status" -eq 0 ]
+    [ "${lines[1]}" = ok ]
+}
+
+# field NAME — the number after NAME in the reader's summary line
+field() { sed -n "s/.* $1 \([0-9]*\).*/\1/p" <<<"${lines[0]}"; }
+
+@test "thread records: hidden or whole at every instruction of sets, clears and attribute edits" {
+    stepped records
+    # every context was published, and the windows were stepped through
+    [ "$(field contexts)" -eq 8 ]
+    [ "$(field hidden)" -gt 1000 ]
+    [ "$(field rounds)" -ge 2 ]
+}
+
+@test "thread records with fixed attributes: hidden or whole at every instruction" {
+    stepped records PROFLINK_THREAD_ATTRIBUTES=job.name=stepped,team=tests
+    [ "$(field contexts)" -eq 8 ]
+    [ "$(field rounds)" -ge 2 ]
+}
+
+@test "thread records: a nested write at each point of a write leaves them hidden or whole" {
+    stepped nested
+    # the handler's own context was seen published too (contexts 9), many times interrupted
+    [ "$(field contexts)" -eq 9 ]
+    [ "$(field nested)" -gt 150 ]
+    [ "$(field rounds)" -ge 5 ]
+}
+
+@test "thread records with fixed attributes: a nested write at each point, hidden or whole" {
+    stepped nested PROFLINK_THREAD_ATTRIBUTES=job.name=stepped,team=tests
+    [ "$(field contexts)" -eq 9 ]
+    [ "$(field nested)" -gt 150 ]
+}
+
+@test "the apmint record alone (OTel records off, the default): hidden or whole, nested writes too" {
+    stepped records PROFLINK_OTEL_CONTEXT=0
+    [ "$(field contexts)" -eq 8 ]
+    [ "$(field rounds)" -ge 2 ]
+    stepped nested PROFLINK_OTEL_CONTEXT=0
+    [ "$(field contexts)" -eq 9 ]
+    [ "$(field nested)" -gt 150 ]
+}
+
+@test "OTel process context: each update says 'being written' until its payload is whole" {
+    stepped process
+    # several publications stepped through, each with its timestamp-0 window seen
+    [ "$(field publications)" -ge 2 ]
+    [ "$(field writing)" -ge 2 ]
+}
+
+@test "a thread's records are unpublished before their block is freed at thread exit" {
+    run env LD_PRELOAD="$LIB" "$HELPERS/api_thread_exit" 64
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "threads 64 cleared 64 published 0 reused 0" ]
+}
