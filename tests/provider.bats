@@ -12,7 +12,7 @@ bats_require_minimum_version 1.5.0
 
 setup_file() {
     local d=$BATS_FILE_TMPDIR dialect=-mtls-dialect=gnu2
-    [ "$(uname -m)" = aarch64 ] && dialect=-mtls-dialect=desc
+    if [ "$(uname -m)" = aarch64 ]; then dialect=-mtls-dialect=desc; fi
     # the agent's library name, which the profiler matches too
     gcc -O1 -g -Wall -Werror -fPIC -shared -ftls-model=global-dynamic $dialect \
         -o "$d/elastic-jvmti-linux-otherprovider.so" "$ROOT/tests/provider/other_provider.c"

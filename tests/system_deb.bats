@@ -95,7 +95,7 @@ attachable() {
     run in_root "set -e
 $run_lines
 echo installed
-[ ! -e /etc/ld.so.preload ] && echo no-preload
+if [ ! -e /etc/ld.so.preload ]; then echo no-preload; fi
 proflink-run --version
 $wait_attachable_in_root
 $entry &
