@@ -110,10 +110,11 @@ void http_conn_close_range(unsigned lo, unsigned hi)
 void http_conn_lost(struct http_conn *c) { atomic_store_explicit(&c->lost, 1, memory_order_release); }
 
 /* Is fd still the socket accepted on this slot? A connection closed where proflink cannot see
- * it (fclose, a raw system call) leaves its slot tracked, and a file that gets the number must
- * not be read as HTTP. One fstat, made only when a head with a valid traceparent is about to
- * be trusted (the requests without one give no context), and never in a sandboxed process
- * (no system call of proflink's own there: the slot is trusted as it is). */
+ * it (a raw system call, io_uring) leaves its slot tracked, and a file that gets the number
+ * must not be read as HTTP: neither its traceparent applied nor its heads queued as requests
+ * (an untraced one would show the connection's older open request). One fstat per request
+ * head, next to the reads that brought it, and none in a sandboxed process (no system call of
+ * proflink's own there: the slot is trusted as it is). */
 static int same_socket(const struct http_conn *c, int fd)
 {
     if (!c->ino || runtime_sandboxed())
@@ -125,7 +126,7 @@ static int same_socket(const struct http_conn *c, int fd)
 /* A head ended with context got: queue its request. 0, or -1 when c stops being followed. */
 static int queue_request(struct http_conn *c, int fd, const struct trace_ctx *got)
 {
-    if (got->present && !same_socket(c, fd)) {
+    if (!same_socket(c, fd)) {
         http_conn_close(c);
         return -1;
     }

@@ -1,0 +1,90 @@
+#!/usr/bin/env bats
+# variants: glibc musl
+# HTTP reading (PROFLINK_HTTP=1): a request lives from its head to the end of its response; the
+# response framing (unit), and connections whose bytes go by where proflink cannot see them or
+# that are closed behind its back: their requests end, and what later takes their number is not
+# read as HTTP. Threads are read from outside with proflink-inspect.
+load helpers
+
+TRACE_A=4bf92f3577b34da6a3ce929d0e0e4736
+TRACE_B=0af7651916cd43dd8448eb211c80319c
+SPAN=00f067aa0ba902b7
+tp() { echo "00-$1-$SPAN-01"; }
+
+setup() { setup_sockdir; }
+teardown() {
+    [ -z "${CONN:-}" ] || exec {CONN}>&-
+    stop_target
+    rm -rf "$SOCKDIR"
+}
+
+# traces PID — every trace id a thread of PID shows (apmint or OTel record), empty: none
+traces() {
+    inspect_json "$1" >/dev/null || true
+    jget "' '.join(t['apm']['trace_id'] for t in j['threads'] if t['apm'] and
+          (t['apm']['trace_present'] or (t['otel'] and t['otel']['valid'])))"
+}
+
+@test "unit: response framing, every framing cut anywhere across writes" {
+    libc_independent
+    run "$ROOT/build/tests/unit_http_framing"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *" 0 failures" ]]
+}
+
+# start_unseen METHOD — the server of tests/helpers/target_http_unseen.c; sets PORT
+start_unseen() {
+    PROFLINK_HTTP=1 start_target "$HELPERS/target_http_unseen" "$1" "$(tp $TRACE_B)"
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^port '
+    PORT=$(sed -n 's/^port //p' "$BATS_TEST_TMPDIR/target.out")
+}
+
+# during_work N — three looks at the threads while the server works on step N: what they show
+during_work() {
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" "^working $1"
+    local i
+    for i in 1 2 3; do
+        traces "$TARGET_PID"
+        sleep 0.15
+    done | sort -u | xargs
+}
+
+@test "a connection closed by fclose, or by the system call itself: a file on its number is not read as HTTP" {
+    local m
+    for m in fclose rawclose; do
+        start_unseen "$m"
+        exec {CONN}<>"/dev/tcp/127.0.0.1/$PORT"
+        printf 'GET / HTTP/1.1\r\ntraceparent: %s\r\n\r\n' "$(tp $TRACE_A)" >&"$CONN"
+        # the request's work shows its trace (so the empty look below is not blindness)
+        [ "$(during_work 1)" = "$TRACE_A" ]
+        wait_for_line "$BATS_TEST_TMPDIR/target.out" '^reused 1'
+        # the file's head is not a request, and the closed connection's has ended
+        local seen
+        seen=$(during_work 2)
+        [ -z "$seen" ] || { echo "$m: $seen"; false; }
+        exec {CONN}>&-
+        CONN=
+        stop_target
+    done
+}
+
+@test "a body spliced to a pipe: what follows is not read as requests (a head inside a body)" {
+    start_unseen splice
+    exec {CONN}<>"/dev/tcp/127.0.0.1/$PORT"
+    printf 'POST / HTTP/1.1\r\ntraceparent: %s\r\nContent-Length: 3000\r\n\r\n%03000d' \
+        "$(tp $TRACE_A)" 0 >&"$CONN"
+    [ "$(during_work 1)" = "$TRACE_A" ]
+    # the next request's body holds a head with trace B exactly 3000 bytes after that request's
+    # start: where a scanner that took the spliced body for unread would look for a head
+    "$PY" - "$(tp $TRACE_B)" >&"$CONN" <<'PYEOF'
+import sys
+fake = ("GET / HTTP/1.1\r\ntraceparent: %s\r\n\r\n" % sys.argv[1]).encode()
+head = b"POST / HTTP/1.1\r\nContent-Length: %04d\r\n\r\n"
+pad = 3000 - len(head % 0)
+sys.stdout.buffer.write(head % (pad + len(fake)) + b"x" * pad + fake)
+PYEOF
+    local seen
+    seen=$(during_work 2)
+    [ -z "$seen" ] || { echo "during request 2: $seen"; false; }
+}
