@@ -25,6 +25,7 @@ PY = sys.executable
 HELPERS = os.path.join(ROOT, "build", "tests")
 PYSRV = os.path.join(ROOT, "tests", "http_matrix_servers.py")
 NODESRV = os.path.join(ROOT, "tests", "http_matrix_node.js")
+JDKSRV = os.path.join(ROOT, "tests", "http_matrix_jdk.java")
 
 # shape: (server command without LOG, client mode, work ms per request)
 SHAPES = {
@@ -40,7 +41,11 @@ SHAPES = {
     "c_epoll_pipelined": ([os.path.join(HELPERS, "target_http_epoll"), "inline"], "pipelined", 5),
     "node_sync": (["node", NODESRV, "sync"], "keepalive", 5),
     "node_immediate": (["node", NODESRV, "immediate"], "keepalive", 5),
+    "jdk_pool": (["java", JDKSRV], "keepalive", 5),
+    "jdk_pool_3ms_apart": (["java", JDKSRV], "spaced", 5),
 }
+# the programs a shape needs, by prefix
+NEEDS = {"node_": "node", "jdk_": "java"}
 LOADS = (1, 4, 16)
 
 
@@ -198,9 +203,10 @@ def main():
         shape, _, load = w.partition(":")
         for n in ([int(load)] if load else LOADS):
             runs.append((shape, n))
-    if shutil.which("node") is None:
-        runs = [r for r in runs if not r[0].startswith("node_")]
-        print("node is not installed: node shapes left out", flush=True)
+    for prefix, prog in NEEDS.items():
+        if shutil.which(prog) is None:
+            runs = [r for r in runs if not r[0].startswith(prefix)]
+            print("%s is not installed: %s* shapes left out" % (prog, prefix), flush=True)
     results = []
     tmp = tempfile.mkdtemp(prefix="http_matrix.")
     try:
