@@ -40,6 +40,7 @@ struct http_conn {
     _Atomic uint32_t heads;  /* number of the newest request head read on the slot */
     _Atomic uint32_t dones;  /* number of the newest request whose response was written */
     uint64_t ino;            /* the socket's inode, recorded at accept (0: not recorded) */
+    int64_t checked_ns;      /* when ino was last found on the descriptor (reading thread only) */
     struct http_req reqs[HTTP_CONN_QUEUE]; /* request n in reqs[n % HTTP_CONN_QUEUE] */
     struct http_scan scan;   /* what the program reads */
     struct http_scan resp;   /* what it writes */

@@ -1,7 +1,7 @@
 /* target_http_unseen — a server that knows nothing of proflink and moves a connection's bytes,
  * or closes it, where a preloaded library cannot see. It listens on 127.0.0.1 (a kernel-picked
  * port, printed as "port N"), accepts one connection, reads a request head with read() (the
- * head only: its end is found with MSG_PEEK first) and works 1 s on it ("working 1"). Then:
+ * head only: its end is found with MSG_PEEK first) and works 2 s on it ("working 1"). Then:
  *   fclose    fdopen + fclose the connection; a file holding a request head with TRACEPARENT
  *             takes the number and is read with read() ("reused N" when the number is the
  *             connection's)
@@ -75,7 +75,7 @@ int main(int argc, char **argv)
     long body = read_head(fd);
     if (body < 0)
         return 3;
-    spin(1, 1);
+    spin(2, 1);
     const char *m = argv[1];
     if (!strcmp(m, "splice")) {
         int p[2];
