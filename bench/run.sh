@@ -105,7 +105,7 @@ echo "== HTTP reading (PROFLINK_HTTP=1 vs 0, library preloaded both ways; best o
 # the two threads (which alone moves requests/s by a factor of 3 here)
 pin=()
 if command -v taskset >/dev/null; then pin=(taskset -c "$(($(nproc) - 1))"); fi
-hf0=() hf1=() hs0=() hs1=() hw0=() hw1=() hk0=() hk1=()
+hf0=() hf1=() hs0=() hs1=() hw0=() hw1=() hk0=() hk1=() hc0=() hc1=()
 for _ in 1 2 3 4 5 6 7; do
     for m in 0 1; do
         out=$(PROFLINK_HTTP=$m LD_PRELOAD=$LIB "${pin[@]}" $B/http_io file 300000
@@ -113,7 +113,7 @@ for _ in 1 2 3 4 5 6 7; do
               PROFLINK_HTTP=$m LD_PRELOAD=$LIB "${pin[@]}" $B/http_io write 100000
               PROFLINK_HTTP=$m LD_PRELOAD=$LIB "${pin[@]}" $B/http_io keepalive 0.7)
         eval "hf$m+=(\"$(echo "$out" | val file)\") hs$m+=(\"$(echo "$out" | val sock)\")"
-        eval "hw$m+=(\"$(echo "$out" | val write)\")"
+        eval "hw$m+=(\"$(echo "$out" | val write)\") hc$m+=(\"$(echo "$out" | val keepalive_cpu_ns)\")"
         eval "hk$m+=(\"$(echo "$out" | val keepalive)\")"
     done
 done
@@ -128,3 +128,7 @@ a=$(low "${hw0[@]}"); b=$(low "${hw1[@]}")
 echo "write()+send() on a non-HTTP fd:  without ${a} ns  with ${b} ns  ratio $(ratio "$b" "$a") (target <= 1.02, a connection tracked)"
 a=$(high "${hk0[@]}"); b=$(high "${hk1[@]}")
 echo "keep-alive HTTP requests/s:      without ${a}  with ${b}  ratio $(ratio "$b" "$a") (target >= 0.97)"
+# the same requests' CPU time (process user + system): what other programs on a shared machine
+# add to the wall clock does not count; as requests per CPU second, without / with
+a=$(low "${hc0[@]}"); b=$(low "${hc1[@]}")
+echo "keep-alive CPU ns per request:   without ${a}  with ${b}  requests per CPU s ratio $(ratio "$a" "$b") (target >= 0.97)"

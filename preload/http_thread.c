@@ -39,6 +39,10 @@ static void show_none(void)
 /* Exactly one connection has requests of the thread open: show the one it answers next. */
 static void show_one(const struct note *n)
 {
+    /* already shown (most calls: the thread's request is still the connection's oldest) */
+    if (shown_c == n->c && shown_gen == n->gen &&
+        shown_seq == atomic_load_explicit(&n->c->dones, memory_order_acquire) + 1)
+        return;
     struct trace_ctx ctx;
     uint32_t seq;
     if (http_conn_current(n->c, n->gen, &ctx, &seq) != 0) {
@@ -101,9 +105,7 @@ void http_thread_read(struct http_conn *c, uint32_t gen, uint32_t seq)
 
 uint32_t http_thread_adoptable(struct http_conn *c, uint32_t *gen)
 {
-    if (http_thread_notes)
-        http_thread_refresh();
-    if (http_thread_notes)
+    if (http_thread_notes) /* notes of ended requests are dropped after the write */
         return 0;
     *gen = atomic_load_explicit(&c->gen, memory_order_acquire);
     uint32_t h = atomic_load_explicit(&c->heads, memory_order_acquire);

@@ -30,7 +30,7 @@ static inline void http_thread_api_took(void) { http_thread_api_owned = 1; }
 
 /* The thread read the head of request seq (generation gen) on c. */
 void http_thread_read(struct http_conn *c, uint32_t gen, uint32_t seq);
-/* Adoption: a thread with nothing open that writes on a connection with exactly one open
+/* Adoption: a thread with no notes that writes on a connection with exactly one open
  * request takes that request until its response ends (a worker answering what another thread
  * read). Before the write: the request the thread would take (0: none) and its generation;
  * after the write (http_conn_wrote): takes it if its response is still incomplete, and drops
