@@ -8,6 +8,7 @@ http_matrix.py [--quick] [--seconds S] [--json FILE] [--lib LIB] [SHAPE[:INFLIGH
 Prints one line per shape and load: samples, then correct / wrong / missed in per cent.
 Exit status 0; the caller (tests/http_matrix.bats) asserts on the JSON."""
 import bisect
+import importlib.util
 import json
 import os
 import random
@@ -41,11 +42,16 @@ SHAPES = {
     "c_epoll_pipelined": ([os.path.join(HELPERS, "target_http_epoll"), "inline"], "pipelined", 5),
     "node_sync": (["node", NODESRV, "sync"], "keepalive", 5),
     "node_immediate": (["node", NODESRV, "immediate"], "keepalive", 5),
+    "gunicorn_gthread": ([PY, PYSRV, "gunicorn_gthread"], "keepalive", 5),
+    "gunicorn_sync": ([PY, PYSRV, "gunicorn_sync"], "keepalive", 5),
+    "uvicorn": ([PY, PYSRV, "uvicorn"], "keepalive", 5),
+    "aiohttp": ([PY, PYSRV, "aiohttp"], "keepalive", 5),
     "jdk_pool": (["java", JDKSRV], "keepalive", 5),
     "jdk_pool_3ms_apart": (["java", JDKSRV], "spaced", 5),
 }
-# the programs a shape needs, by prefix
-NEEDS = {"node_": "node", "jdk_": "java"}
+# what a shape needs, by prefix: a program on PATH, or a Python module
+NEEDS = {"node_": "node", "jdk_": "java", "gunicorn_": "gunicorn", "uvicorn": "uvicorn",
+         "aiohttp": "aiohttp"}
 LOADS = (1, 4, 16)
 
 
@@ -53,10 +59,12 @@ def client(port, mode, ms, deadline, errors):
     """One keep-alive connection sending requests until deadline. pipelined: two requests per
     write; spaced: 3 ms between a response and the next request."""
     try:
-        s = socket.create_connection(("127.0.0.1", port))
-        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        buf = b""
+        s = None
         while time.monotonic() < deadline:
+            if s is None:  # first, or the server closed after its answer (pre-fork sync)
+                s = socket.create_connection(("127.0.0.1", port))
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                buf = b""
             n = 2 if mode == "pipelined" else 1
             out = b""
             for _ in range(n):
@@ -65,10 +73,14 @@ def client(port, mode, ms, deadline, errors):
                         % (ms, tp)).encode()
             s.sendall(out)
             for _ in range(n):
-                buf = read_response(s, buf)
+                buf, close = read_response(s, buf)
+            if close:
+                s.close()
+                s = None
             if mode == "spaced":
                 time.sleep(0.003)
-        s.close()
+        if s:
+            s.close()
     except OSError as e:
         errors.append(str(e))
 
@@ -80,17 +92,19 @@ def read_response(s, buf):
             raise OSError("connection closed")
         buf += chunk
     head, _, rest = buf.partition(b"\r\n\r\n")
-    length = 0
+    length, close = 0, False
     for line in head.split(b"\r\n")[1:]:
         name, _, value = line.partition(b":")
         if name.strip().lower() == b"content-length":
             length = int(value)
+        elif name.strip().lower() == b"connection":
+            close = value.strip().lower() == b"close"
     while len(rest) < length:
         chunk = s.recv(65536)
         if not chunk:
             raise OSError("connection closed")
         rest += chunk
-    return rest[length:]
+    return rest[length:], close
 
 
 def tls_offset(pid, lib_env):
@@ -143,6 +157,8 @@ def run_one(shape, inflight, seconds, lib, tmp):
 
 def classify(log, samples):
     stretches = {}
+    if not os.path.exists(log):
+        open(log, "w").close()  # no work logged: every count stays 0, the caller sees it
     with open(log) as f:
         for line in f:
             p = line.split()
@@ -204,7 +220,7 @@ def main():
         for n in ([int(load)] if load else LOADS):
             runs.append((shape, n))
     for prefix, prog in NEEDS.items():
-        if shutil.which(prog) is None:
+        if shutil.which(prog) is None and importlib.util.find_spec(prog) is None:
             runs = [r for r in runs if not r[0].startswith(prefix)]
             print("%s is not installed: %s* shapes left out" % (prog, prefix), flush=True)
     results = []

@@ -4,7 +4,9 @@ logs that work itself, from its own parsing of the request: one line per stretch
 "w <native tid> <start ns> <end ns> <trace id or ->" (CLOCK_MONOTONIC), to LOG.
 
 http_matrix_servers.py SHAPE LOG  — prints "port N" once listening on 127.0.0.1 (a port the
-kernel picked). SHAPE: threading | pool | asyncio_protocol | asyncio_streams | handoff."""
+kernel picked). SHAPE: threading | pool | asyncio_protocol | asyncio_streams | handoff, or a
+Debian-packaged server on that socket: gunicorn_gthread | gunicorn_sync (pre-fork, 2 workers) |
+uvicorn | aiohttp."""
 import asyncio
 import os
 import queue
@@ -216,12 +218,87 @@ def serve_asyncio_streams():
     asyncio.run(main())
 
 
+def trace_of_value(tp):
+    parts = (tp or "").strip().split("-")
+    return parts[1] if len(parts) == 4 and len(parts[1]) == 32 else "-"
+
+
+def ms_of_query(q):
+    _, _, v = (q or "").partition("ms=")
+    return int(v) if v else 0
+
+
+def log_open():
+    global LOG
+    if LOG is None:
+        LOG = open(os.environ["HTTP_MATRIX_LOG"], "a")
+
+
+def wsgi_app(environ, start_response):
+    """For gunicorn: the work in the WSGI call."""
+    log_open()
+    work(ms_of_query(environ.get("QUERY_STRING")), trace_of_value(environ.get("HTTP_TRACEPARENT")))
+    start_response("200 OK", [("Content-Length", "2")])
+    return [b"ok"]
+
+
+async def asgi_app(scope, receive, send):
+    """For uvicorn: the work in the ASGI coroutine."""
+    if scope["type"] != "http":
+        return
+    log_open()
+    headers = dict(scope["headers"])
+    tp = headers.get(b"traceparent", b"").decode()
+    work(ms_of_query(scope["query_string"].decode()), trace_of_value(tp))
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-length", b"2")]})
+    await send({"type": "http.response.body", "body": b"ok"})
+
+
+def exec_on_socket(argv_for_fd):
+    """Runs a packaged server (same process, exec) on a socket listening on a kernel-picked
+    port, handed over by descriptor number."""
+    ls = listener()
+    ls.set_inheritable(True)
+    announce(ls.getsockname()[1])
+    os.environ["PYTHONPATH"] = os.path.dirname(os.path.abspath(__file__))
+    argv = argv_for_fd(ls.fileno())
+    os.execvp(argv[0], argv)
+
+
+def serve_aiohttp():
+    from aiohttp import web
+
+    async def handle(request):
+        work(ms_of_query(request.query_string), trace_of_value(request.headers.get("traceparent")))
+        return web.Response(body=b"ok")
+
+    app = web.Application()
+    app.router.add_get("/work", handle)
+    ls = listener()
+    announce(ls.getsockname()[1])
+    web.run_app(app, sock=ls, print=None, access_log=None)
+
+
 def main():
     global LOG
+    os.environ["HTTP_MATRIX_LOG"] = sys.argv[2]
+    py = sys.executable
+    gunicorn = lambda kind, extra: lambda fd: [
+        py, "-m", "gunicorn", "-k", kind, "-b", "fd://%d" % fd, "--log-level", "warning"] + extra + [
+        "http_matrix_servers:wsgi_app"]
+    packaged = {
+        "gunicorn_gthread": gunicorn("gthread", ["-w", "1", "--threads", "8"]),
+        "gunicorn_sync": gunicorn("sync", ["-w", "2"]),
+        "uvicorn": lambda fd: [py, "-m", "uvicorn", "--fd", str(fd), "--log-level", "warning",
+                               "http_matrix_servers:asgi_app"],
+    }
+    if sys.argv[1] in packaged:
+        exec_on_socket(packaged[sys.argv[1]])
     LOG = open(sys.argv[2], "a")
     {"threading": serve_threading, "pool": serve_pool, "handoff": serve_handoff,
-     "asyncio_protocol": serve_asyncio_protocol,
-     "asyncio_streams": serve_asyncio_streams}[sys.argv[1]]()
+     "asyncio_protocol": serve_asyncio_protocol, "asyncio_streams": serve_asyncio_streams,
+     "aiohttp": serve_aiohttp}[sys.argv[1]]()
 
 
 if __name__ == "__main__":

@@ -43,8 +43,7 @@ start_unseen() {
 # during_work N — three looks at the threads while the server works on step N: what they show
 during_work() {
     wait_for_line "$BATS_TEST_TMPDIR/target.out" "^working $1"
-    local i
-    for i in 1 2 3; do
+    for _ in 1 2 3; do
         traces "$TARGET_PID"
         sleep 0.15
     done | sort -u | xargs

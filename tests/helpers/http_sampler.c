@@ -4,6 +4,7 @@
  * until the processes are gone or SIGTERM. For the HTTP matrix (tests/http_matrix.py).
  *
  *   http_sampler HZ TLS_OFFSET OUT PID...
+ * The children of those processes (pre-fork workers) are sampled too, looked for every 100 ms.
  * OUT gets one line per thread and tick: "<t0> <t1> <pid> <tid> <trace id or ->", t0/t1 the
  * CLOCK_MONOTONIC nanoseconds just before and after the read. A thread's pointer is read once,
  * with a short ptrace stop (tools/target_threads.c), the first time the thread is seen. */
@@ -20,6 +21,8 @@
 #include "../../tools/target_util.c"
 
 #define MAX_THREADS 4096
+#define MAX_PROCS 64
+#define CHILD_SCAN_TICKS_MS 100
 
 struct seen {
     pid_t pid, tid;
@@ -30,6 +33,42 @@ struct seen {
 static struct seen threads[MAX_THREADS];
 static int nthreads;
 static volatile sig_atomic_t stop;
+static pid_t procs[MAX_PROCS];
+static int nprocs, nroots;
+
+/* Adds the children of the processes given on the command line. */
+static void scan_children(void)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) && nprocs < MAX_PROCS) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        char path[300], buf[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        char *rp = strrchr(buf, ')'); /* the command may hold spaces and parentheses */
+        int ppid = 0;
+        if (!rp || sscanf(rp + 2, "%*c %d", &ppid) != 1)
+            continue;
+        pid_t pid = (pid_t)atoi(e->d_name);
+        int known = 0, child = 0;
+        for (int i = 0; i < nprocs; i++)
+            known |= procs[i] == pid;
+        for (int i = 0; i < nroots; i++)
+            child |= procs[i] == ppid;
+        if (child && !known)
+            procs[nprocs++] = pid;
+    }
+    closedir(d);
+}
 
 static void on_term(int sig)
 {
@@ -98,13 +137,20 @@ int main(int argc, char **argv)
         return 2;
     signal(SIGTERM, on_term);
     signal(SIGINT, on_term);
-    uint64_t period = 1000000000u / (uint64_t)hz, next = now_ns();
+    for (int a = 4; a < argc && nprocs < MAX_PROCS; a++)
+        procs[nprocs++] = (pid_t)atoi(argv[a]);
+    nroots = nprocs;
+    uint64_t period = 1000000000u / (uint64_t)hz, next = now_ns(), scanned = 0;
     while (!stop) {
         int any = 0;
+        if (next - scanned >= CHILD_SCAN_TICKS_MS * 1000000ull) {
+            scan_children();
+            scanned = next;
+        }
         for (int i = 0; i < nthreads; i++)
             threads[i].alive = 0;
-        for (int a = 4; a < argc; a++)
-            any |= list((pid_t)atoi(argv[a]));
+        for (int i = 0; i < nprocs; i++)
+            any |= list(procs[i]);
         if (!any)
             break;
         for (int i = 0; i < nthreads; i++) {
