@@ -14,6 +14,7 @@ tp() { echo "00-$1-$SPAN-01"; }
 setup() { setup_sockdir; }
 teardown() {
     [ -z "${CONN:-}" ] || exec {CONN}>&-
+    [ -z "${UPSTREAM:-}" ] || { kill "$UPSTREAM" 2>/dev/null; wait "$UPSTREAM" 2>/dev/null || true; }
     stop_target
     rm -rf "$SOCKDIR"
 }
@@ -86,4 +87,76 @@ PYEOF
     local seen
     seen=$(during_work 2)
     [ -z "$seen" ] || { echo "during request 2: $seen"; false; }
+}
+
+# proxy_conf DIR — nginx, one worker, on unix sockets under DIR (no TCP port), proxying to the
+# upstream at DIR/up.sock and compressing its answers at gzip level 9: the worker's CPU goes to
+# compressing a response whose bytes come from a connection it did not accept
+proxy_conf() {
+    local d=$1
+    mkdir -p "$d/tmp"
+    cat >"$d/nginx.conf" <<NGX
+user root;
+worker_processes 1;
+daemon off;
+master_process on;
+pid $d/nginx.pid;
+error_log $d/error.log warn;
+events { worker_connections 256; }
+http {
+    access_log off;
+    client_body_temp_path $d/tmp/body; proxy_temp_path $d/tmp/proxy;
+    fastcgi_temp_path $d/tmp/fcgi; uwsgi_temp_path $d/tmp/uwsgi; scgi_temp_path $d/tmp/scgi;
+    server {
+        listen unix:$d/front.sock;
+        location / { proxy_pass http://unix:$d/up.sock:; }
+        gzip on; gzip_comp_level 9; gzip_types *; gzip_proxied any; gzip_min_length 0;
+    }
+}
+NGX
+}
+
+@test "nginx proxy + gzip: tiny requests beside a large compressed answer never lend their trace to its work" {
+    libc_independent
+    command -v nginx >/dev/null || skip "nginx is not installed"
+    local d=$BATS_TEST_TMPDIR/ngx victim=4bf92f3577b34da6a3ce929d0e0e4736
+    local attacker=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+    proxy_conf "$d"
+    "$PY" "$ROOT/tests/http_upstream.py" "$d/up.sock" >"$d/up.out" 2>&1 3>&- &
+    UPSTREAM=$!
+    wait_for_line "$d/up.out" '^listening'
+    PROFLINK_HTTP=1 start_target nginx -e "$d/error.log" -p "$d" -c "$d/nginx.conf"
+    for _ in $(seq 100); do [ -S "$d/front.sock" ] && pgrep -P "$TARGET_PID" >/dev/null && break; sleep 0.05; done
+    local worker
+    worker=$(pgrep -P "$TARGET_PID")
+    inspect_json "$worker" --no-threads
+    local off
+    off=$(jget 'j["tls_offset"]')
+    # the victim: three large compressed answers one after the other; beside it, the
+    # attacker's stream of tiny requests, each on its own connection
+    (for _ in 1 2 3; do
+        curl -s -o /dev/null --unix-socket "$d/front.sock" -H 'Accept-Encoding: gzip' \
+            -H "traceparent: $(tp $victim)" http://x/big
+    done) 3>&- &
+    local vpid=$!
+    (while kill -0 "$vpid" 2>/dev/null; do
+        curl -s -o /dev/null --unix-socket "$d/front.sock" -H "traceparent: $(tp $attacker)" http://x/tiny
+    done) 3>&- &
+    local apid=$!
+    "$ROOT/build/tests/http_sampler" 1000 "$off" "$d/samples" "$worker" 3>&- &
+    local spid=$!
+    wait "$vpid"
+    kill "$spid"; wait "$spid" || true
+    wait "$apid" || true
+    kill "$UPSTREAM"; wait "$UPSTREAM" 2>/dev/null || true
+    local total vic att
+    total=$(wc -l <"$d/samples")
+    vic=$(grep -c " $victim\$" "$d/samples" || true)
+    att=$(grep -c " $attacker\$" "$d/samples" || true)
+    echo "worker samples: $total, victim's trace: $vic, attacker's: $att"
+    [ "$total" -gt 500 ]
+    # the attacker's requests are answered at once: only while one is open alone (between
+    # two of the victim's answers) may its trace show; never during the victim's work
+    [ "$att" -le $((total / 100)) ]
+    [ "$vic" -gt $((total / 5)) ]
 }
