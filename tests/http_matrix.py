@@ -40,8 +40,11 @@ SHAPES = {
     "c_epoll_batch": ([os.path.join(HELPERS, "target_http_epoll"), "batch"], "keepalive", 5),
     "c_epoll_rr": ([os.path.join(HELPERS, "target_http_epoll"), "rr"], "keepalive", 6),
     "c_epoll_pipelined": ([os.path.join(HELPERS, "target_http_epoll"), "inline"], "pipelined", 5),
+    "c_epoll_slow_heads": ([os.path.join(HELPERS, "target_http_epoll"), "inline"], "pieces", 5),
     "node_sync": (["node", NODESRV, "sync"], "keepalive", 5),
     "node_immediate": (["node", NODESRV, "immediate"], "keepalive", 5),
+    "node_timeout": (["node", NODESRV, "timeout"], "keepalive", 5),
+    "node_slow_heads": (["node", NODESRV, "sync"], "pieces", 5),
     "gunicorn_gthread": ([PY, PYSRV, "gunicorn_gthread"], "keepalive", 5),
     "gunicorn_sync": ([PY, PYSRV, "gunicorn_sync"], "keepalive", 5),
     "uvicorn": ([PY, PYSRV, "uvicorn"], "keepalive", 5),
@@ -57,7 +60,8 @@ LOADS = (1, 4, 16)
 
 def client(port, mode, ms, deadline, errors):
     """One keep-alive connection sending requests until deadline. pipelined: two requests per
-    write; spaced: 3 ms between a response and the next request."""
+    write; spaced: 3 ms between a response and the next request; pieces: each head in three
+    writes 2 ms apart."""
     try:
         s = None
         while time.monotonic() < deadline:
@@ -71,6 +75,12 @@ def client(port, mode, ms, deadline, errors):
                 tp = "00-%032x-%016x-01" % (random.getrandbits(128) | 1, random.getrandbits(64) | 1)
                 out += ("GET /work?ms=%d HTTP/1.1\r\nHost: m\r\ntraceparent: %s\r\n\r\n"
                         % (ms, tp)).encode()
+            if mode == "pieces":  # a slow client: the head in 3 writes, 2 ms apart
+                k = len(out) // 3
+                for part in (out[:k], out[k:2 * k]):
+                    s.sendall(part)
+                    time.sleep(0.002)
+                out = out[2 * k:]
             s.sendall(out)
             for _ in range(n):
                 buf, close = read_response(s, buf)

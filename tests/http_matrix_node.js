@@ -1,8 +1,9 @@
 // An unmodified Node http server for the HTTP matrix (tests/http_matrix.py); it knows nothing
 // of proflink. Each request `GET /work?ms=N` burns N ms of CPU, logged by the server itself from
 // its own parsing of the request: "w <tid> <start ns> <end ns> <trace id or ->" to LOG.
-// node http_matrix_node.js sync|immediate LOG — prints "port N" (kernel-picked, 127.0.0.1).
-// sync: the work runs in the request handler; immediate: after setImmediate.
+// node http_matrix_node.js sync|immediate|timeout LOG — prints "port N" (kernel-picked,
+// 127.0.0.1). sync: the work runs in the request handler; immediate: after setImmediate;
+// timeout: in a 1 ms timer.
 'use strict';
 const http = require('http');
 const fs = require('fs');
@@ -32,6 +33,7 @@ function work(req, res) {
 const server = http.createServer((req, res) => {
   req.resume();
   if (mode === 'immediate') setImmediate(() => work(req, res));
+  else if (mode === 'timeout') setTimeout(() => work(req, res), 1);
   else work(req, res);
 });
 server.keepAliveTimeout = 60000;
