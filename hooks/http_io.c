@@ -123,6 +123,19 @@ static uint64_t socket_inode(int fd)
     return (uint64_t)st.st_ino;
 }
 
+/* A wait: requests other threads answered meanwhile end here, before and after it. The
+ * request a thread has open stays shown across its waits (an event loop continues it after a
+ * zero-timeout poll). */
+static int around_wait(int r)
+{
+    if (__builtin_expect(http_thread_notes != 0, 0)) {
+        int saved = errno;
+        http_thread_refresh();
+        errno = saved;
+    }
+    return r;
+}
+
 static int after_accept(int fd)
 {
     if (fd >= 0 && atomic_load_explicit(&proflink_http_reading, memory_order_relaxed)) {
@@ -134,8 +147,7 @@ static int after_accept(int fd)
             http_conn_open(fd, socket_inode(fd));
         errno = saved;
     }
-    http_thread_sync();
-    return fd;
+    return around_wait(fd);
 }
 
 static void after_read(struct http_conn *c, int fd, const struct iovec *iov, int iovcnt,
@@ -210,13 +222,13 @@ static void unseen(int fd, ssize_t moved)
 
 PROFLINK_EXPORT int accept(int fd, SA_ARG addr, socklen_t *restrict len)
 {
-    http_thread_sync();
+    around_wait(0);
     return after_accept(next_accept()(fd, addr, len));
 }
 
 PROFLINK_EXPORT int accept4(int fd, SA_ARG addr, socklen_t *restrict len, int flags)
 {
-    http_thread_sync();
+    around_wait(0);
     return after_accept(next_accept4()(fd, addr, len, flags));
 }
 
@@ -388,19 +400,6 @@ PROFLINK_EXPORT int close(int fd)
     if (fd >= 0)
         fd_closing((unsigned)fd, (unsigned)fd); /* before: then the number may go to another file */
     return next_close()(fd);
-}
-
-/* A wait: requests other threads answered meanwhile end here, before and after it. The
- * request a thread has open stays shown across its waits (an event loop continues it after a
- * zero-timeout poll). */
-static int around_wait(int r)
-{
-    if (__builtin_expect(http_thread_notes != 0, 0)) {
-        int saved = errno;
-        http_thread_refresh();
-        errno = saved;
-    }
-    return r;
 }
 
 PROFLINK_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
