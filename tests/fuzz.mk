@@ -43,13 +43,14 @@ fuzz: $(FUZZ_DEPS) | $(BUILD)
 # The HTTP request scanner (tests/fuzz/fuzz_http_scan.c) and its response side
 # (tests/fuzz/fuzz_http_resp.c), the same way, after the parser.
 FUZZ_HTTP_DEPS := tests/fuzz/fuzz_http_scan.c tests/fuzz/fuzz_http_resp.c tests/fuzz/http_scan_seed \
+                  tests/fuzz/http_resp_seed \
                   preload/http_scan.c \
                   preload/http_scan.h preload/ids.c preload/ids.h
 fuzz: fuzz-http
 fuzz-http: $(FUZZ_HTTP_DEPS) | $(BUILD)
 	@mkdir -p $(BUILD)/fuzz/http_corpus && cp tests/fuzz/http_scan_seed $(BUILD)/fuzz/http_corpus/
 	$(call fuzz_target,fuzz_http_scan,$(BUILD)/fuzz/http_corpus,12000,20000)
-	@mkdir -p $(BUILD)/fuzz/http_resp_corpus
+	@mkdir -p $(BUILD)/fuzz/http_resp_corpus && cp tests/fuzz/http_resp_seed $(BUILD)/fuzz/http_resp_corpus/
 	$(call fuzz_target,fuzz_http_resp,$(BUILD)/fuzz/http_resp_corpus,12000,20000)
 
 # The OpenTelemetry process context's payload encoder (tests/fuzz/fuzz_otel_payload.c), the same way.
