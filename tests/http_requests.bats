@@ -89,6 +89,20 @@ PYEOF
     [ -z "$seen" ] || { echo "during request 2: $seen"; false; }
 }
 
+@test "an answer written on a dup() of the connection: the next request does not run under the answered one's trace" {
+    start_unseen dup
+    exec {CONN}<>"/dev/tcp/127.0.0.1/$PORT"
+    printf 'GET / HTTP/1.1\r\ntraceparent: %s\r\n\r\n' "$(tp $TRACE_A)" >&"$CONN"
+    [ "$(during_work 1)" = "$TRACE_A" ]
+    local answer
+    read -r -t 10 answer <&"$CONN"
+    [[ "$answer" == "HTTP/1.1 200 OK"* ]]
+    printf 'GET / HTTP/1.1\r\ntraceparent: %s\r\n\r\n' "$(tp $TRACE_B)" >&"$CONN"
+    local seen
+    seen=$(during_work 2)
+    [ -z "$seen" ] || { echo "during request 2: $seen"; false; }
+}
+
 # proxy_conf DIR — nginx, one worker, on unix sockets under DIR (no TCP port), proxying to the
 # upstream at DIR/up.sock and compressing its answers at gzip level 9: the worker's CPU goes to
 # compressing a response whose bytes come from a connection it did not accept

@@ -8,6 +8,8 @@
  *   rawclose  the same, the connection closed by the system call instruction itself
  *   splice    the request's body (Content-Length) goes to a pipe by splice(); the answer is
  *             written; the next request is read with read(), head then body
+ *   dup       the answer is written on a dup() of the connection; the next request's head is
+ *             read from the connection
  * and works 2 s more ("working 2"), then sleeps. usage: target_http_unseen METHOD TRACEPARENT */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -101,6 +103,12 @@ int main(int argc, char **argv)
                 return 7;
             body -= n;
         }
+    } else if (!strcmp(m, "dup")) {
+        static const char ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+        int d = dup(fd);
+        if (d < 0 || write(d, ok, sizeof ok - 1) != sizeof ok - 1 || close(d) != 0 ||
+            read_head(fd) < 0)
+            return 6;
     } else {
         char path[] = "/tmp/target_http_unseen.XXXXXX";
         int tmp = mkstemp(path);
