@@ -164,7 +164,7 @@ static void after_read(struct http_conn *c, int fd, const struct iovec *iov, int
         size_t left = (size_t)got;
         for (int i = 0; i < iovcnt && left > 0; i++) {
             size_t n = iov[i].iov_len < left ? iov[i].iov_len : left;
-            uint32_t s = http_conn_feed(c, fd, iov[i].iov_base, n, &gen);
+            uint32_t s = http_conn_feed(c, fd, iov[i].iov_base, n, i > 0, &gen);
             newest = s ? s : newest;
             left -= n;
         }

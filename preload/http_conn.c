@@ -71,6 +71,7 @@ void http_conn_open(int fd, uint64_t ino)
     http_scan_init_response(&c->resp);
     c->ino = ino;
     c->checked_ns = INT64_MIN / 2; /* the first head is checked */
+    c->reads = c->head_read = 0;
     /* numbers go on across connections: a thread's note "request n of this slot" is never
      * mistaken for a request of the next connection (gen changes too) */
     atomic_store_explicit(&c->dones, atomic_load_explicit(&c->heads, memory_order_relaxed),
@@ -149,10 +150,17 @@ static int queue_request(struct http_conn *c, int fd, const struct trace_ctx *go
         return -1;
     }
     uint32_t h = atomic_load_explicit(&c->heads, memory_order_relaxed);
-    if (h - atomic_load_explicit(&c->dones, memory_order_acquire) >= HTTP_CONN_QUEUE) {
+    uint32_t open = h - atomic_load_explicit(&c->dones, memory_order_acquire);
+    /* A head that comes in a later read than an unanswered one: a client that waits for its
+     * answers (nearly all) got an answer proflink did not see (written through another
+     * number, io_uring, another process), or one pipelining slowly. Queued, it would show the
+     * unanswered request during this one's work: not followed any more instead. Too many
+     * pipelined requests: the same. */
+    if (open >= HTTP_CONN_QUEUE || (open && c->head_read != c->reads)) {
         http_conn_lost(c);
         return -1;
     }
+    c->head_read = c->reads;
     stat_inc(got->present ? STAT_HTTP_REQUESTS_TRACED : STAT_HTTP_REQUESTS_UNTRACED);
     struct http_req *r = &c->reqs[(h + 1) % HTTP_CONN_QUEUE];
     r->ctx = *got;
@@ -162,13 +170,15 @@ static int queue_request(struct http_conn *c, int fd, const struct trace_ctx *go
     return 0;
 }
 
-uint32_t http_conn_feed(struct http_conn *c, int fd, const uint8_t *p, size_t n, uint32_t *gen)
+uint32_t http_conn_feed(struct http_conn *c, int fd, const uint8_t *p, size_t n, int more,
+                        uint32_t *gen)
 {
     /* acquire/release: the scanner state written by the previous reader is seen whole */
     if (atomic_exchange_explicit(&c->busy, 1, memory_order_acquire)) {
         http_conn_lost(c);
         return 0;
     }
+    c->reads += !more;
     *gen = atomic_load_explicit(&c->gen, memory_order_relaxed);
     if (atomic_load_explicit(&c->lost, memory_order_acquire))
         http_scan_kill(&c->scan);

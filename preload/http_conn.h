@@ -41,6 +41,8 @@ struct http_conn {
     _Atomic uint32_t dones;  /* number of the newest request whose response was written */
     uint64_t ino;            /* the socket's inode, recorded at accept (0: not recorded) */
     int64_t checked_ns;      /* when ino was last found on the descriptor (reading thread only) */
+    uint32_t reads;          /* reads fed so far (reading thread only) */
+    uint32_t head_read;      /* which of them completed the newest head (reading thread only) */
     struct http_req reqs[HTTP_CONN_QUEUE]; /* request n in reqs[n % HTTP_CONN_QUEUE] */
     struct http_scan scan;   /* what the program reads */
     struct http_scan resp;   /* what it writes */
@@ -72,11 +74,13 @@ void http_conn_close(struct http_conn *c);
  * tracking every one of them. Walks only the table's allocated leaves. */
 void http_conn_close_range(unsigned lo, unsigned hi);
 
-/* Feeds bytes the program read from c (descriptor fd). Returns the number of the newest
+/* Feeds bytes the program read from c (descriptor fd); more is 0 for the first piece of a
+ * call, 1 for the next pieces of the same call (readv). Returns the number of the newest
  * request whose head this read completed, 0 if none, and sets *gen to the slot's generation.
  * A read that is not seen whole (another thread is scanning c: this one does not wait) makes
  * c lost. */
-uint32_t http_conn_feed(struct http_conn *c, int fd, const uint8_t *p, size_t n, uint32_t *gen);
+uint32_t http_conn_feed(struct http_conn *c, int fd, const uint8_t *p, size_t n, int more,
+                        uint32_t *gen);
 /* Feeds bytes the program wrote to c: responses end their requests. */
 void http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n);
 /* n bytes went to c that cannot be seen (sendfile): body bytes, or c is lost. */
