@@ -18,7 +18,9 @@ struct note {
 };
 
 /* The default TLS model, not initial-exec: half a kilobyte that the static TLS block of a
- * program that dlopens proflink may not have room for; only the slow path touches it. */
+ * program that dlopens proflink may not have room for; only the slow path touches it. Where
+ * the hooks run at all (preloaded, hence loaded at start), the block is in static TLS anyway:
+ * reaching it allocates nothing, even from a signal handler's write(). */
 static __thread struct note notes[HTTP_THREAD_CONNS];
 
 /* What the thread's records show from HTTP: the request (c, gen, seq), c = NULL for nothing
