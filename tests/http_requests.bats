@@ -103,6 +103,32 @@ PYEOF
     [ -z "$seen" ] || { echo "during request 2: $seen"; false; }
 }
 
+# shows PID TID — the trace id thread TID of PID shows (empty: none)
+shows() {
+    inspect_json "$1" >/dev/null || true
+    jget "' '.join(t['apm']['trace_id'] for t in j['threads'] if t['tid'] == $2 and t['apm']
+          and t['apm']['trace_present'])"
+}
+
+@test "a worker answering what another thread read shows that request until its answer ends" {
+    PROFLINK_HTTP=1 start_target "$HELPERS/target_http_adopt"
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^port '
+    PORT=$(sed -n 's/^port //p' "$BATS_TEST_TMPDIR/target.out")
+    exec {CONN}<>"/dev/tcp/127.0.0.1/$PORT"
+    printf 'GET / HTTP/1.1\r\ntraceparent: %s\r\n\r\n' "$(tp $TRACE_A)" >&"$CONN"
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^working 1 '
+    local worker
+    worker=$(sed -n 's/^working 1 //p' "$BATS_TEST_TMPDIR/target.out")
+    # between the answer's first bytes and its last, the worker works for that request
+    [ "$(shows "$TARGET_PID" "$worker")" = "$TRACE_A" ]
+    sleep 0.3
+    [ "$(shows "$TARGET_PID" "$worker")" = "$TRACE_A" ]
+    # the last chunk is written: the request is over for the worker (the reader, blocked in
+    # read() meanwhile, drops it when that call returns: no sample of it can be taken before)
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^working 2 '
+    [ -z "$(shows "$TARGET_PID" "$worker")" ]
+}
+
 # proxy_conf DIR — nginx, one worker, on unix sockets under DIR (no TCP port), proxying to the
 # upstream at DIR/up.sock and compressing its answers at gzip level 9: the worker's CPU goes to
 # compressing a response whose bytes come from a connection it did not accept
