@@ -689,8 +689,8 @@ static int64_t whole_length(const uint8_t *v, size_t n)
 
 /* whole_head's counterpart for responses: a whole response head in p[0..n) right after its
  * first byte, of the plainest form (a CRLF status line of a final status, CRLF header lines,
- * at most agreeing Content-Length headers, no Transfer-Encoding, no folding), in one pass: the
- * state machine took about 1 us for the usual 40-byte answer head, byte by byte. Returns the
+ * at most agreeing Content-Length headers, no Transfer-Encoding, no folding), in one pass: byte
+ * by byte, the usual 40-byte answer took 150-200 ns, a third of that this way. Returns the
  * bytes consumed through the empty line with *event and the state exactly as step() would
  * leave them (tests/fuzz/fuzz_http_resp.c compares both ways), or 0, touching nothing. */
 static size_t whole_response_head(struct http_scan *s, const uint8_t *p, size_t n,
