@@ -36,6 +36,7 @@ SHAPES = {
     "py_asyncio_protocol": ([PY, PYSRV, "asyncio_protocol"], "keepalive", 5),
     "py_asyncio_streams": ([PY, PYSRV, "asyncio_streams"], "keepalive", 5),
     "py_asyncio_pipelined": ([PY, PYSRV, "asyncio_protocol"], "pipelined", 5),
+    "py_asyncio_executor": ([PY, PYSRV, "asyncio_executor"], "keepalive", 5),
     "c_epoll_inline": ([os.path.join(HELPERS, "target_http_epoll"), "inline"], "keepalive", 5),
     "c_epoll_batch": ([os.path.join(HELPERS, "target_http_epoll"), "batch"], "keepalive", 5),
     "c_epoll_rr": ([os.path.join(HELPERS, "target_http_epoll"), "rr"], "keepalive", 6),

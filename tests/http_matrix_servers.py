@@ -4,7 +4,8 @@ logs that work itself, from its own parsing of the request: one line per stretch
 "w <native tid> <start ns> <end ns> <trace id or ->" (CLOCK_MONOTONIC), to LOG.
 
 http_matrix_servers.py SHAPE LOG  — prints "port N" once listening on 127.0.0.1 (a port the
-kernel picked). SHAPE: threading | pool | asyncio_protocol | asyncio_streams | handoff, or a
+kernel picked). SHAPE: threading | pool | asyncio_protocol | asyncio_streams |
+asyncio_executor | handoff, or a
 Debian-packaged server on that socket: gunicorn_gthread | gunicorn_sync (pre-fork, 2 workers) |
 uvicorn | aiohttp."""
 import asyncio
@@ -198,6 +199,29 @@ def serve_asyncio_protocol():
     asyncio.run(main())
 
 
+def serve_asyncio_executor():
+    """asyncio streams whose handler runs the work in the default thread pool (run_in_executor,
+    what FastAPI does for a plain `def` endpoint); the loop writes the answer."""
+    async def handle(reader, writer):
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, ConnectionError):
+                writer.close()
+                return
+            await loop.run_in_executor(None, work, ms_of(head), trace_of(head))
+            writer.write(response())
+            await writer.drain()
+
+    async def main():
+        srv = await asyncio.start_server(handle, "127.0.0.1", 0)
+        announce(srv.sockets[0].getsockname()[1])
+        await srv.serve_forever()
+
+    asyncio.run(main())
+
+
 def serve_asyncio_streams():
     async def handle(reader, writer):
         while True:
@@ -298,6 +322,7 @@ def main():
     LOG = open(sys.argv[2], "a")
     {"threading": serve_threading, "pool": serve_pool, "handoff": serve_handoff,
      "asyncio_protocol": serve_asyncio_protocol, "asyncio_streams": serve_asyncio_streams,
+     "asyncio_executor": serve_asyncio_executor,
      "aiohttp": serve_aiohttp}[sys.argv[1]]()
 
 
