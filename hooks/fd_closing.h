@@ -1,8 +1,8 @@
 /* fd_closing.h — what proflink does before the program closes descriptors, or duplicates onto
  * them (close, close_range, closefrom, dup2, dup3, and those system calls through syscall()):
  * once the call returns, another thread may get the numbers for other files, so HTTP reading
- * stops following the connections on those numbers and ends the request context they gave the
- * calling thread. (proflink's own descriptors need no hook: each use checks identity first,
+ * stops following the connections on those numbers: their open requests end (for the calling
+ * thread at once, for the others at their next hooked call). (proflink's own descriptors need no hook: each use checks identity first,
  * fd_identity.h.) Preload builds only. */
 #ifndef PROFLINK_FD_CLOSING_H
 #define PROFLINK_FD_CLOSING_H
@@ -19,14 +19,12 @@ static inline void fd_closing(unsigned lo, unsigned hi)
     int saved = errno;
     if (lo == hi) {
         struct http_conn *c = http_conn_find((int)lo);
-        if (c) {
-            http_thread_end_fd((int)lo);
+        if (c)
             http_conn_close(c);
-        }
     } else {
-        http_thread_end_fds(lo, hi);
         http_conn_close_range(lo, hi);
     }
+    http_thread_sync(); /* the requests of those connections end now for this thread */
     errno = saved;
 }
 

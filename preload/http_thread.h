@@ -1,45 +1,50 @@
-/* http_thread.h — what HTTP reading (PROFLINK_HTTP=1) did to the calling thread's context: which
- * connection's request it shows, and whether the tracer API has taken the thread over. */
+/* http_thread.h — which requests read from HTTP (PROFLINK_HTTP=1) the calling thread has open,
+ * and the context that gives it: a thread shows a request's context only while exactly one
+ * connection has requests it read (or a response it is writing) still open; then it shows the
+ * oldest open request of that connection (responses go in request order). With none open, or
+ * open requests on two connections or more (which one the thread works on is unknown), it
+ * shows none. A request another thread answers ends here at this thread's next hooked call.
+ * The tracer API, once it touched the thread, wins over all of this. */
 #ifndef PROFLINK_HTTP_THREAD_H
 #define PROFLINK_HTTP_THREAD_H
 
 #include <stdint.h>
 
-#include "ids.h"
+#include "http_conn.h"
+
+/* Connections one thread keeps notes on. An event loop reading more connections' requests than
+ * this before answering them makes the extra connections lost (never followed again, never
+ * shown), so that no note is dropped while its request is open. */
+#define HTTP_THREAD_CONNS 32
 
 /* Set by every context call of the public API: from then on the tracer owns this thread's
  * context and HTTP reading never writes it again (a tracer knows the real span; proflink only
  * knows the caller's). Hidden, initial-exec: one %fs-relative store on the API's hot path. */
 extern __thread uint8_t http_thread_api_owned
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
-/* 1 + the descriptor whose request context HTTP reading put on this thread, 0 if none. */
-extern __thread int64_t http_thread_applied
+/* How many connections this thread has notes on (0: nothing to check, the hot path). */
+extern __thread uint8_t http_thread_notes
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
 
 static inline void http_thread_api_took(void) { http_thread_api_owned = 1; }
 
-/* The thread read from connection fd: show ctx (present = 0: clear), unless it already shows
- * the same request (fd, gen). */
-void http_thread_apply(int fd, uint32_t gen, const struct trace_ctx *ctx);
+/* The thread read the head of request seq (generation gen) on c. */
+void http_thread_read(struct http_conn *c, uint32_t gen, uint32_t seq);
+/* Adoption: a thread with no notes that writes on a connection with exactly one open
+ * request takes that request until its response ends (a worker answering what another thread
+ * read). Before the write: the request the thread would take (0: none) and its generation;
+ * after the write (http_conn_wrote): takes it if its response is still incomplete, and drops
+ * what the write ended. */
+uint32_t http_thread_adoptable(struct http_conn *c, uint32_t *gen);
+void http_thread_wrote(struct http_conn *c, uint32_t gen, uint32_t adopt);
 
-void http_thread_end_slow(void);
-/* The thread waits for new work: the request context HTTP reading gave it ends. */
-static inline void http_thread_end(void)
+void http_thread_refresh(void);
+/* Drops the notes of requests that ended (answered, closed, lost, by any thread) and shows
+ * what remains: called around waits and after closes. */
+static inline void http_thread_sync(void)
 {
-    if (__builtin_expect(http_thread_applied != 0, 0))
-        http_thread_end_slow();
-}
-/* Connection fd closes: the context ends if it came from fd. */
-static inline void http_thread_end_fd(int fd)
-{
-    if (http_thread_applied == (int64_t)fd + 1)
-        http_thread_end_slow();
-}
-/* Connections lo..hi close: the context ends if it came from one of them. */
-static inline void http_thread_end_fds(unsigned lo, unsigned hi)
-{
-    if (http_thread_applied >= (int64_t)lo + 1 && http_thread_applied <= (int64_t)hi + 1)
-        http_thread_end_slow();
+    if (__builtin_expect(http_thread_notes != 0, 0))
+        http_thread_refresh();
 }
 
 #endif

@@ -20,7 +20,8 @@ check=("${demo[@]}"
        strace "syscall checks" util-linux "unshare, setpriv" busybox "busybox/static tests"
        nginx "real daemons, HTTP reading" memcached "real daemons" curl "HTTP clients of the tests"
        passwd "useradd: a second user" git "system-wide tests" procps "pgrep: finding child processes"
-       python3-venv "the Python integration's test virtualenv")
+       python3-venv "the Python integration's test virtualenv"
+       gunicorn "HTTP matrix" python3-uvicorn "HTTP matrix" python3-aiohttp "HTTP matrix")
 
 case $goal in
     build) want=("${build[@]}") ;;

@@ -1,6 +1,6 @@
 # make fuzz — fuzzes the datagram parser, the JSON records and the id table
 # (tests/fuzz/fuzz_messages.c), the OTel thread record's attribute writer (tests/fuzz/fuzz_attrs.c),
-# then the HTTP request scanner (tests/fuzz/fuzz_http_scan.c) and the OpenTelemetry process context's
+# then the HTTP request and response scanner (tests/fuzz/fuzz_http_scan.c, fuzz_http_resp.c) and the OpenTelemetry process context's
 # payload encoder (tests/fuzz/fuzz_otel_payload.c), each for FUZZ_TIME seconds. With clang's libFuzzer when it works
 # here, else with a standalone driver that feeds a seeded random corpus (ASan/UBSan both ways).
 FUZZ_CC     ?= clang
@@ -40,13 +40,18 @@ fuzz: $(FUZZ_DEPS) | $(BUILD)
 	@mkdir -p $(BUILD)/fuzz/attrs_corpus
 	$(call fuzz_target,fuzz_attrs,$(BUILD)/fuzz/attrs_corpus,4096,5000)
 
-# The HTTP request scanner (tests/fuzz/fuzz_http_scan.c), the same way, after the parser.
-FUZZ_HTTP_DEPS := tests/fuzz/fuzz_http_scan.c tests/fuzz/http_scan_seed preload/http_scan.c \
+# The HTTP request scanner (tests/fuzz/fuzz_http_scan.c) and its response side
+# (tests/fuzz/fuzz_http_resp.c), the same way, after the parser.
+FUZZ_HTTP_DEPS := tests/fuzz/fuzz_http_scan.c tests/fuzz/fuzz_http_resp.c tests/fuzz/http_scan_seed \
+                  tests/fuzz/http_resp_seed \
+                  preload/http_scan.c \
                   preload/http_scan.h preload/ids.c preload/ids.h
 fuzz: fuzz-http
 fuzz-http: $(FUZZ_HTTP_DEPS) | $(BUILD)
 	@mkdir -p $(BUILD)/fuzz/http_corpus && cp tests/fuzz/http_scan_seed $(BUILD)/fuzz/http_corpus/
 	$(call fuzz_target,fuzz_http_scan,$(BUILD)/fuzz/http_corpus,12000,20000)
+	@mkdir -p $(BUILD)/fuzz/http_resp_corpus && cp tests/fuzz/http_resp_seed $(BUILD)/fuzz/http_resp_corpus/
+	$(call fuzz_target,fuzz_http_resp,$(BUILD)/fuzz/http_resp_corpus,12000,20000)
 
 # The OpenTelemetry process context's payload encoder (tests/fuzz/fuzz_otel_payload.c), the same way.
 FUZZ_OTEL_DEPS := tests/fuzz/standalone.h tests/fuzz/fuzz_otel_payload.c preload/otel_payload.c \

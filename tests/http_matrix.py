@@ -1,0 +1,260 @@
+"""The HTTP matrix: unmodified servers of many shapes under PROFLINK_HTTP=1, every request with
+its own random traceparent. Each server logs its own stretches of request work (thread, start,
+end, the trace id it parsed itself); build/tests/http_sampler reads every thread's Elastic record
+from outside at 1 kHz, as an eBPF profiler does. Every sample taken during request R's work is
+classed correct (R's trace), wrong (another trace) or missed (none).
+
+http_matrix.py [--quick] [--seconds S] [--json FILE] [--lib LIB] [SHAPE[:INFLIGHT]...]
+Prints one line per shape and load: samples, then correct / wrong / missed in per cent.
+Exit status 0; the caller (tests/http_matrix.bats) asserts on the JSON."""
+import bisect
+import importlib.util
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PY = sys.executable
+HELPERS = os.path.join(ROOT, "build", "tests")
+PYSRV = os.path.join(ROOT, "tests", "http_matrix_servers.py")
+NODESRV = os.path.join(ROOT, "tests", "http_matrix_node.js")
+JDKSRV = os.path.join(ROOT, "tests", "http_matrix_jdk.java")
+
+# shape: (server command without LOG, client mode, work ms per request)
+SHAPES = {
+    "py_threading": ([PY, PYSRV, "threading"], "keepalive", 5),
+    "py_pool_3ms_apart": ([PY, PYSRV, "pool"], "spaced", 5),
+    "py_handoff": ([PY, PYSRV, "handoff"], "keepalive", 5),
+    "py_asyncio_protocol": ([PY, PYSRV, "asyncio_protocol"], "keepalive", 5),
+    "py_asyncio_streams": ([PY, PYSRV, "asyncio_streams"], "keepalive", 5),
+    "py_asyncio_pipelined": ([PY, PYSRV, "asyncio_protocol"], "pipelined", 5),
+    "py_asyncio_executor": ([PY, PYSRV, "asyncio_executor"], "keepalive", 5),
+    "c_epoll_inline": ([os.path.join(HELPERS, "target_http_epoll"), "inline"], "keepalive", 5),
+    "c_epoll_batch": ([os.path.join(HELPERS, "target_http_epoll"), "batch"], "keepalive", 5),
+    "c_epoll_rr": ([os.path.join(HELPERS, "target_http_epoll"), "rr"], "keepalive", 6),
+    "c_epoll_pipelined": ([os.path.join(HELPERS, "target_http_epoll"), "inline"], "pipelined", 5),
+    "c_epoll_slow_heads": ([os.path.join(HELPERS, "target_http_epoll"), "inline"], "pieces", 5),
+    "node_sync": (["node", NODESRV, "sync"], "keepalive", 5),
+    "node_immediate": (["node", NODESRV, "immediate"], "keepalive", 5),
+    "node_timeout": (["node", NODESRV, "timeout"], "keepalive", 5),
+    "node_slow_heads": (["node", NODESRV, "sync"], "pieces", 5),
+    "gunicorn_gthread": ([PY, PYSRV, "gunicorn_gthread"], "keepalive", 5),
+    "gunicorn_sync": ([PY, PYSRV, "gunicorn_sync"], "keepalive", 5),
+    "uvicorn": ([PY, PYSRV, "uvicorn"], "keepalive", 5),
+    "aiohttp": ([PY, PYSRV, "aiohttp"], "keepalive", 5),
+    "jdk_pool": (["java", JDKSRV], "keepalive", 5),
+    "jdk_pool_3ms_apart": (["java", JDKSRV], "spaced", 5),
+}
+# what a shape needs, by prefix: a program on PATH, or a Python module
+NEEDS = {"node_": "node", "jdk_": "java", "gunicorn_": "gunicorn", "uvicorn": "uvicorn",
+         "aiohttp": "aiohttp"}
+LOADS = (1, 4, 16)
+
+
+def client(port, mode, ms, deadline, errors):
+    """One keep-alive connection sending requests until deadline. pipelined: two requests per
+    write; spaced: 3 ms between a response and the next request; pieces: each head in three
+    writes 2 ms apart."""
+    try:
+        s = None
+        while time.monotonic() < deadline:
+            if s is None:  # first, or the server closed after its answer (pre-fork sync)
+                s = socket.create_connection(("127.0.0.1", port))
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                buf = b""
+            n = 2 if mode == "pipelined" else 1
+            out = b""
+            for _ in range(n):
+                tp = "00-%032x-%016x-01" % (random.getrandbits(128) | 1, random.getrandbits(64) | 1)
+                out += ("GET /work?ms=%d HTTP/1.1\r\nHost: m\r\ntraceparent: %s\r\n\r\n"
+                        % (ms, tp)).encode()
+            if mode == "pieces":  # a slow client: the head in 3 writes, 2 ms apart
+                k = len(out) // 3
+                for part in (out[:k], out[k:2 * k]):
+                    s.sendall(part)
+                    time.sleep(0.002)
+                out = out[2 * k:]
+            s.sendall(out)
+            for _ in range(n):
+                buf, close = read_response(s, buf)
+            if close:
+                s.close()
+                s = None
+            if mode == "spaced":
+                time.sleep(0.003)
+        if s:
+            s.close()
+    except OSError as e:
+        errors.append(str(e))
+
+
+def read_response(s, buf):
+    while b"\r\n\r\n" not in buf:
+        chunk = s.recv(65536)
+        if not chunk:
+            raise OSError("connection closed")
+        buf += chunk
+    head, _, rest = buf.partition(b"\r\n\r\n")
+    length, close = 0, False
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+        elif name.strip().lower() == b"connection":
+            close = value.strip().lower() == b"close"
+    while len(rest) < length:
+        chunk = s.recv(65536)
+        if not chunk:
+            raise OSError("connection closed")
+        rest += chunk
+    return rest[length:], close
+
+
+def tls_offset(pid, lib_env):
+    inspect = os.path.join(ROOT, "build", "proflink-inspect")
+    for _ in range(100):
+        r = subprocess.run([inspect, "--json", "--no-threads", str(pid)], capture_output=True,
+                           text=True)
+        try:
+            j = json.loads(r.stdout)
+            if j.get("tls_offset") is not None:
+                return j["tls_offset"]
+        except ValueError:
+            pass
+        time.sleep(0.05)
+    raise SystemExit("pid %d: no TLS offset from proflink-inspect: %s" % (pid, r.stderr))
+
+
+def run_one(shape, inflight, seconds, lib, tmp):
+    cmd, mode, ms = SHAPES[shape]
+    log = os.path.join(tmp, "%s_%d.log" % (shape, inflight))
+    samples = os.path.join(tmp, "%s_%d.samples" % (shape, inflight))
+    env = dict(os.environ, LD_PRELOAD=lib, PROFLINK_HTTP="1",
+               ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR=tmp)
+    srv = subprocess.Popen(cmd + [log], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    try:
+        line = srv.stdout.readline()
+        if not line.startswith("port "):
+            raise SystemExit("%s: no port: %s %s" % (shape, line, srv.stderr.read()))
+        port = int(line.split()[1])
+        off = tls_offset(srv.pid, env)
+        sampler = subprocess.Popen([os.path.join(HELPERS, "http_sampler"), "1000", str(off),
+                                    samples, str(srv.pid)])
+        time.sleep(0.3)  # the sampler has read every thread pointer
+        errors = []
+        deadline = time.monotonic() + seconds
+        clients = [threading.Thread(target=client, args=(port, mode, ms, deadline, errors))
+                   for _ in range(inflight)]
+        for c in clients:
+            c.start()
+        for c in clients:
+            c.join()
+        sampler.send_signal(signal.SIGTERM)
+        sampler.wait()
+    finally:
+        srv.kill()
+        srv.wait()
+    return classify(log, samples), errors
+
+
+def classify(log, samples):
+    stretches = {}
+    if not os.path.exists(log):
+        open(log, "w").close()  # no work logged: every count stays 0, the caller sees it
+    with open(log) as f:
+        for line in f:
+            p = line.split()
+            if len(p) == 5 and p[0] == "w":
+                stretches.setdefault(int(p[1]), []).append((int(p[2]), int(p[3]), p[4]))
+    starts = {}
+    for tid, v in stretches.items():
+        v.sort()
+        starts[tid] = [s for s, _, _ in v]
+    res = {"correct": 0, "wrong": 0, "missed": 0, "untraced_work": 0,
+           "requests": sum(len(v) for v in stretches.values())}
+    with open(samples) as f:
+        for line in f:
+            p = line.split()
+            if len(p) != 5:
+                continue
+            t0, t1, tid, got = int(p[0]), int(p[1]), int(p[3]), p[4]
+            if tid not in stretches:
+                continue
+            i = bisect.bisect_right(starts[tid], t0) - 1
+            if i < 0:
+                continue
+            s, e, want = stretches[tid][i]
+            if t1 > e:
+                continue  # not inside one stretch of work
+            if want == "-":
+                res["untraced_work"] += 1
+            elif got == want:
+                res["correct"] += 1
+            elif got == "-":
+                res["missed"] += 1
+            else:
+                res["wrong"] += 1
+    return res
+
+
+def pct(r, k):
+    n = r["correct"] + r["wrong"] + r["missed"]
+    return 100.0 * r[k] / n if n else 0.0
+
+
+def main():
+    args = sys.argv[1:]
+    seconds, out, lib = 4.0, None, os.path.join(ROOT, "build", "libproflink.so")
+    wanted = []
+    while args:
+        a = args.pop(0)
+        if a == "--seconds":
+            seconds = float(args.pop(0))
+        elif a == "--json":
+            out = args.pop(0)
+        elif a == "--lib":
+            lib = args.pop(0)
+        else:
+            wanted.append(a)
+    runs = []
+    for w in wanted or list(SHAPES):
+        shape, _, load = w.partition(":")
+        for n in ([int(load)] if load else LOADS):
+            runs.append((shape, n))
+    for prefix, prog in NEEDS.items():
+        if shutil.which(prog) is None and importlib.util.find_spec(prog) is None:
+            runs = [r for r in runs if not r[0].startswith(prefix)]
+            print("%s is not installed: %s* shapes left out" % (prog, prefix), flush=True)
+    results = []
+    tmp = tempfile.mkdtemp(prefix="http_matrix.")
+    try:
+        print("%-22s %3s %6s %6s %8s %7s %7s" % ("shape", "in", "reqs", "samples", "correct%",
+                                                "wrong%", "missed%"), flush=True)
+        for shape, n in runs:
+            r, errors = run_one(shape, n, seconds, lib, tmp)
+            total = r["correct"] + r["wrong"] + r["missed"]
+            print("%-22s %3d %6d %6d %8.1f %7.1f %7.1f%s" % (
+                shape, n, r["requests"], total, pct(r, "correct"), pct(r, "wrong"),
+                pct(r, "missed"), "  client errors: %s" % errors[:1] if errors else ""),
+                flush=True)
+            results.append(dict(r, shape=shape, inflight=n, samples=total,
+                                correct_pct=pct(r, "correct"), wrong_pct=pct(r, "wrong"),
+                                missed_pct=pct(r, "missed"), client_errors=len(errors)))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if out:
+        with open(out, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
