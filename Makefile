@@ -155,12 +155,14 @@ include tests/asan.mk
 include tests/cross.mk
 include tests/cpp.mk
 include bench/bench.mk
+include tests/e2e/e2e.mk
 
 # `make check` and `make demo` first install (as root) or name the packages they need.
 check:
 	@bash scripts/deps.sh check
-	@$(MAKE) -s all test-helpers
-	bash tests/run.sh
+	@$(MAKE) -s all test-helpers $(CHECK_EXTRA_BINS)
+	$(if $(GO),,@echo "# $(E2E_SUITE): not run, Go is not installed (make e2e builds the real profiler with it)")
+	bash tests/run.sh $(CHECK_SUITES)
 
 test: check
 
@@ -175,7 +177,7 @@ bench: all bench-bins
 # Every shell file: bats suites and their helpers (bash, no #! line), then the scripts and CI,
 # each in the dialect of its #! line (.shellcheckrc says what is off and why).
 lint:
-	shellcheck -x -s bash $(wildcard tests/*.bats tests/*.bash)
+	shellcheck -x -s bash $(wildcard tests/*.bats tests/*.bash tests/e2e/*.bats)
 	shellcheck -x $(wildcard tests/*.sh bench/*.sh scripts/*.sh) scripts/proflink-run .ci/run
 
 clean:
