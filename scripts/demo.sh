@@ -170,4 +170,6 @@ print("demo: in a profiling UI each stack-trace id is one sampled stack (its fra
       "ids with their counts are where that request spent its CPU time, so the trace view can show "
       "the profile of one request.")
 EOF
+# the real OpenTelemetry eBPF profiler too, where make e2e has built it (otherwise it says why not)
+bash "$ROOT/scripts/demo_profiler.sh" "$LIB" "$SERVICE"
 echo "demo: done in $(( ($(date +%s%N) - DEMO_START) / 1000000 )) ms"

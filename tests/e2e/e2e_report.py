@@ -17,6 +17,12 @@ e2e_report.py unlinked SAMPLES LOG PID
 e2e_report.py fifo FILE PID
     The correlation records proflink wrote to its PROFLINK_FIFO for PID: total count, per
     transaction.
+e2e_report.py deferral FILE PID
+    Per transaction of PID, from its PROFLINK_FIFO records in the order proflink's reader wrote
+    them (correlations as they arrive, transactions when released): the stack-trace ids that
+    arrived before the transaction was delivered ("before"), those in the delivered record
+    ("delivered") and those that arrived after it ("late": the profiler reported the sample more
+    than samples-delay-ms after the transaction ended).
 """
 import collections
 import json
@@ -123,6 +129,23 @@ def fifo(path, pid):
     return out
 
 
+def deferral(path, pid):
+    out = collections.defaultdict(lambda: {"before": 0, "delivered": 0, "late": 0})
+    released = set()
+    with open(path) as f:
+        for line in f:
+            r = json.loads(line)
+            if r.get("pid") != int(pid):
+                continue
+            txn = r.get("transaction_id")
+            if r["type"] == "correlation":
+                out[txn]["late" if txn in released else "before"] += r["count"]
+            elif r["type"] == "transaction":
+                out[txn]["delivered"] += sum(r["stack_trace_ids"].values())
+                released.add(txn)
+    return out
+
+
 def main():
     cmd, path, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     if cmd == "samples":
@@ -131,6 +154,8 @@ def main():
         res = log(path, args[0])
     elif cmd == "unlinked":
         res = unlinked(path, args[0], args[1])
+    elif cmd == "deferral":
+        res = deferral(path, args[0])
     elif cmd == "fifo":
         res = fifo(path, args[0])
     else:

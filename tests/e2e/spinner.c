@@ -37,11 +37,6 @@ int main(int argc, char **argv)
     }
     int n = atoi(argv[1]);
     seconds = atof(argv[2]);
-    sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     pthread_t *t = calloc((size_t)n, sizeof *t);
     if (!t)
         return 1;
@@ -49,6 +44,12 @@ int main(int argc, char **argv)
         pthread_create(&t[i], NULL, worker, (void *)(long)i);
     for (int i = 0; i < n; i++)
         pthread_join(t[i], NULL);
+    /* blocked only now (no other thread is left): until here SIGTERM ends the program */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     printf("spun\n");
     fflush(stdout);
     int sig;

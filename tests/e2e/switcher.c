@@ -97,12 +97,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "switcher: proflink is not loaded\n");
         return 1;
     }
-    sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-
     /* a consumer: without one proflink starts no reader and the datagrams stay in the socket */
     set_callback(on_message, NULL);
     pthread_setname_np(pthread_self(), "switcher");
@@ -124,6 +118,12 @@ int main(int argc, char **argv)
     printf("cpu_ms a=%.0f b=%.0f none=%.0f\n", a, b, none);
     fflush(stdout);
 
+    /* blocked only now: until here SIGTERM ends the program as usual */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     struct timespec tick = {0, 100 * 1000 * 1000};
     siginfo_t si;
     char tmp[4096];
