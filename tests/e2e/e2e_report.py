@@ -21,8 +21,9 @@ e2e_report.py deferral FILE PID
     Per transaction of PID, from its PROFLINK_FIFO records in the order proflink's reader wrote
     them (correlations as they arrive, transactions when released): the stack-trace ids that
     arrived before the transaction was delivered ("before"), those in the delivered record
-    ("delivered") and those that arrived after it ("late": the profiler reported the sample more
-    than samples-delay-ms after the transaction ended).
+    ("delivered") and those that arrived after it ("late"), and whether it was delivered before
+    the first correlation of the process arrived ("unheld": in `auto` mode proflink holds ended
+    transactions only once a profiler has shown up; before, it delivers them at once).
 """
 import collections
 import json
@@ -130,8 +131,9 @@ def fifo(path, pid):
 
 
 def deferral(path, pid):
-    out = collections.defaultdict(lambda: {"before": 0, "delivered": 0, "late": 0})
+    out = collections.defaultdict(lambda: {"before": 0, "delivered": 0, "late": 0, "unheld": False})
     released = set()
+    seen_correlation = False
     with open(path) as f:
         for line in f:
             r = json.loads(line)
@@ -140,8 +142,11 @@ def deferral(path, pid):
             txn = r.get("transaction_id")
             if r["type"] == "correlation":
                 out[txn]["late" if txn in released else "before"] += r["count"]
+                seen_correlation = True
             elif r["type"] == "transaction":
                 out[txn]["delivered"] += sum(r["stack_trace_ids"].values())
+                if txn not in released:
+                    out[txn]["unheld"] = not seen_correlation
                 released.add(txn)
     return out
 

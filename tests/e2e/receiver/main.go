@@ -45,8 +45,8 @@ type record struct {
 	SpanID  string `json:"span_id,omitempty"`
 	Count   int    `json:"count"`
 	Type    string `json:"type"`
-	// the events' times (Unix ns), for samples without a link only: the tests check that those
-	// were taken before the profiler attached to the process
+	// the events' times (Unix ns): the tests check that unlinked ones were taken before the
+	// profiler attached to the process, and how late linked ones were reported
 	Times []uint64 `json:"times,omitempty"`
 }
 
@@ -139,9 +139,8 @@ func flatten(p pprofile.Profiles) []record {
 						l := links.At(li)
 						r.TraceID = hexTrace(l.TraceID())
 						r.SpanID = hexSpan(l.SpanID())
-					} else {
-						r.Times = s.TimestampsUnixNano().AsRaw()
 					}
+					r.Times = s.TimestampsUnixNano().AsRaw()
 					recs = append(recs, r)
 				}
 			}
