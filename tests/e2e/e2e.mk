@@ -15,7 +15,7 @@ E2E_GOENV   := GOPROXY=https://proxy.golang.org GOFLAGS=-mod=readonly GOTOOLCHAI
 E2E_PROFILER_VERSION := $(shell sed -n 's/^[[:space:]]*go\.opentelemetry\.io\/ebpf-profiler \(v[^ ]*\).*/\1/p' tests/e2e/go.mod)
 E2E_PROFILER := $(BUILD)/e2e/ebpf-profiler-$(E2E_PROFILER_VERSION)
 E2E_C_BINS   := $(BUILD)/e2e/memlock_exec $(BUILD)/e2e/switcher $(BUILD)/e2e/spinner
-E2E_BINS     := $(E2E_PROFILER) $(BUILD)/e2e/receiver $(E2E_C_BINS)
+E2E_BINS     := $(E2E_PROFILER) $(BUILD)/e2e/receiver $(E2E_C_BINS) $(BUILD)/e2e/slow_start.so
 ifneq ($(MUSL_CC),)
 E2E_BINS     += $(BUILD)/e2e/musl/spinner
 endif
@@ -40,6 +40,10 @@ $(BUILD)/e2e/receiver: tests/e2e/receiver/main.go tests/e2e/go.mod tests/e2e/go.
 $(BUILD)/e2e/%: tests/e2e/%.c include/proflink.h | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g $(WARN) -Iinclude -pthread -o $@ $< -ldl
+
+$(BUILD)/e2e/slow_start.so: tests/e2e/slow_start.c | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g $(WARN) -shared -fPIC -o $@ $<
 
 $(BUILD)/e2e/musl/spinner: tests/e2e/spinner.c | $(BUILD)
 	@mkdir -p $(dir $@)
