@@ -272,7 +272,7 @@ traceparent_run() {
     a=$(sget 's["names"]["switcher"].get("4bf92f3577b34da6a3ce929d0e0e4736/5a5a00000000000a", 0)')
     b=$(sget 's["names"]["switcher"].get("0af7651916cd43dd8448eb211c80319c/5a5a00000000000b", 0)')
     none=$(sget 's["names"]["switcher"].get("-", 0)')
-    echo "switching thread: a=$a b=$b none=$none"
+    echo "switching thread: a=$a b=$b none=$none (CPU sections 1 : 2 : 1)" | tee -a "$FIGURES"
     # only the two transactions, never the span ids (proflink links the transaction)
     [ "$(sget 'sorted(s["links"])')" = '["0af7651916cd43dd8448eb211c80319c/5a5a00000000000b", "4bf92f3577b34da6a3ce929d0e0e4736/5a5a00000000000a"]' ]
     # the thread that never set a context: nothing linked
