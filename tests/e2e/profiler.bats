@@ -507,3 +507,40 @@ PY
     attach_matches_inspect "$TARGET_PID"
     [ "$(lget 'l["attach"]["service"]')" = e2e-node ]
 }
+
+@test "e2e: with -t native the profiler never computes the thread pointer's offset and links nothing (the README's caveat)" {
+    # a second profiler, for this test only, with its own receiver; the suite's keeps running
+    local r=$W/native
+    mkdir -p "$r"
+    "$E2E/receiver" -port-file "$r/port" -out "$r/samples.jsonl" 2>"$r/receiver.log" 3>&- &
+    PIDS+=("$!")
+    for _ in $(seq 200); do
+        [ -s "$r/port" ] && break
+        sleep 0.05
+    done
+    "$E2E/memlock_exec" "$PROFILER" -t native -collection-agent="127.0.0.1:$(cat "$r/port")" \
+        -disable-tls -v -samples-per-second 97 -reporter-interval 1s >"$r/profiler.log" 2>&1 3>&- &
+    PIDS+=("$!")
+    for _ in $(seq 1200); do
+        grep -q 'msg="Attached tracer program"' "$r/profiler.log" && break
+        sleep 0.05
+    done
+    grep -E 'Found offsets: .*tpbase 0x0,' "$r/profiler.log"
+    TRACEPARENT=$TP_A LD_PRELOAD=$LIB "$E2E/spinner" 2 2 >"$BATS_TEST_TMPDIR/target.out" 2>&1 3>&- &
+    TARGET_PID=$!
+    wait_attachable "$TARGET_PID"
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^spun' 30
+    # two of its export cycles after the work
+    local want=$(($(grep -c 'export [0-9]*:' "$r/receiver.log") + 2))
+    for _ in $(seq 300); do
+        [ "$(grep -c 'export [0-9]*:' "$r/receiver.log")" -ge "$want" ] && break
+        sleep 0.1
+    done
+    "$PY" "$REPORT" samples "$r/samples.jsonl" "$TARGET_PID" >"$W/samples.json"
+    figures "-t native"
+    # it attached (the storage and socket are fine) but no sample is linked, none sent
+    grep -q "Attached to APM integration interpreter in PID $TARGET_PID\"" "$r/profiler.log"
+    [ "$(sget 's["samples"]')" -ge 50 ]
+    [ "$(sget 's["linked"]')" = 0 ]
+    refute grep -q "for PID $TARGET_PID\"" "$r/profiler.log"
+}
