@@ -15,9 +15,10 @@ E2E_GOENV   := GOPROXY=https://proxy.golang.org GOFLAGS=-mod=readonly GOTOOLCHAI
 E2E_PROFILER_VERSION := $(shell sed -n 's/^[[:space:]]*go\.opentelemetry\.io\/ebpf-profiler \(v[^ ]*\).*/\1/p' tests/e2e/go.mod)
 E2E_PROFILER := $(BUILD)/e2e/ebpf-profiler-$(E2E_PROFILER_VERSION)
 E2E_C_BINS   := $(BUILD)/e2e/memlock_exec $(BUILD)/e2e/switcher $(BUILD)/e2e/spinner
-E2E_BINS     := $(E2E_PROFILER) $(BUILD)/e2e/receiver $(E2E_C_BINS) $(BUILD)/e2e/slow_start.so
+E2E_BINS     := $(E2E_PROFILER) $(BUILD)/e2e/receiver $(E2E_C_BINS) $(BUILD)/e2e/slow_start.so \
+                $(BUILD)/e2e/stats_probe.so
 ifneq ($(MUSL_CC),)
-E2E_BINS     += $(BUILD)/e2e/musl/spinner
+E2E_BINS     += $(BUILD)/e2e/musl/spinner $(BUILD)/e2e/musl/stats_probe.so
 endif
 E2E_SUITE    := tests/e2e/profiler.bats
 
@@ -41,9 +42,15 @@ $(BUILD)/e2e/%: tests/e2e/%.c include/proflink.h | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g $(WARN) -Iinclude -pthread -o $@ $< -ldl
 
-$(BUILD)/e2e/slow_start.so: tests/e2e/slow_start.c | $(BUILD)
+$(BUILD)/e2e/%.so: tests/e2e/%.c include/proflink.h | $(BUILD)
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g $(WARN) -shared -fPIC -o $@ $<
+	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g $(WARN) -Iinclude -shared -fPIC -pthread -o $@ $< -ldl
+
+# no libc in DT_NEEDED (as the musl library, MUSL_LIBS): proflink-run, a glibc shell, inherits
+# the LD_PRELOAD that names it and must be able to load it (it finds no proflink there, does nothing)
+$(BUILD)/e2e/musl/stats_probe.so: tests/e2e/stats_probe.c include/proflink.h | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(MUSL_CC) -std=c11 -D_GNU_SOURCE -O1 -g $(WARN) $(MUSL_EXTRA) -Iinclude -shared -fPIC -o $@ $< $(MUSL_LIBS)
 
 $(BUILD)/e2e/musl/spinner: tests/e2e/spinner.c | $(BUILD)
 	@mkdir -p $(dir $@)

@@ -13,7 +13,8 @@ e2e_report.py unlinked SAMPLES LOG PID
     PID's exported samples without a link: how many, and how many of those were taken after
     the profiler logged attaching to PID (plus MARGIN_MS, its own processing): the profiler
     reads a process's records only once attached, at its first samples. Samples of proflink's
-    own threads (named proflink-*, they work for no trace) are counted apart.
+    own threads (named proflink-*) and of the tests' stats-probe thread (they work for no
+    trace) are counted apart.
 e2e_report.py fifo FILE PID
     The correlation records proflink wrote to its PROFLINK_FIFO for PID: total count, per
     transaction.
@@ -106,8 +107,9 @@ def unlinked(samples_path, log_path, pid):
             r = json.loads(line)
             if r["pid"] != int(pid) or r.get("trace_id") or r.get("type") != "samples":
                 continue
-            if r.get("thread", "").startswith("proflink-"):
-                # proflink's own threads (reader, intake) work for no trace
+            if r.get("thread", "").startswith("proflink-") or r.get("thread") == "stats-probe":
+                # proflink's own threads (reader, intake) and the tests' stats probe work for
+                # no trace
                 out["proflink_threads"] += r["count"]
                 continue
             out["unlinked"] += r["count"]

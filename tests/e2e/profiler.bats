@@ -162,9 +162,13 @@ start_fifo() {
     PIDS+=("$!")
 }
 
-# fifo_count PID — correlation messages proflink delivered to its FIFO for PID
-fifo_count() {
-    "$PY" "$REPORT" fifo "$W/fifo.out" "$1" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["correlations"])'
+# probe_count — correlation messages proflink counted (proflink_get_stats, written to $W/stats by
+# stats_probe.so or by the switcher), and what its FIFO dropped if anything (on stderr)
+probe_count() {
+    local drops
+    drops=$(sed -n 's/.*fifo_drops=\([0-9]*\).*/\1/p' "$W/stats" 2>/dev/null)
+    if [ -n "$drops" ] && [ "$drops" != 0 ]; then echo "FIFO records dropped: $drops" >&2; fi
+    sed -n 's/.*correlations=\([0-9]*\).*/\1/p' "$W/stats" 2>/dev/null
 }
 
 # wait_delivered PID CMD… — every correlation datagram the profiler sent to PID reached proflink:
@@ -212,7 +216,8 @@ figures() {
 # ---- scenarios --------------------------------------------------------------------------------
 
 # traceparent_run NAME SERVICE NTHREADS — the checks for spinner (NTHREADS threads) started with
-# TRACEPARENT=$TP_A, OTEL_SERVICE_NAME=SERVICE and PROFLINK_FIFO, pid TARGET_PID, output in
+# TRACEPARENT=$TP_A, OTEL_SERVICE_NAME=SERVICE, PROFLINK_FIFO (the consumer that starts proflink's
+# reader) and stats_probe.so writing $W/stats, pid TARGET_PID, output in
 # $BATS_TEST_TMPDIR/target.out; NAME labels its figures.
 traceparent_run() {
     local name=$1 service=$2 n=$3
@@ -229,15 +234,15 @@ traceparent_run() {
     # the threads with linked samples: the spinning ones
     [ "$(sget 'sorted(k for k, v in s["names"].items() if set(v) - {"-"})')" = \
         "$("$PY" -c "import json; print(json.dumps(['spin-%d' % i for i in range($n)]))")" ]
-    wait_delivered "$TARGET_PID" fifo_count "$TARGET_PID"
+    wait_delivered "$TARGET_PID" probe_count
     attach_matches_inspect "$TARGET_PID"
     [ "$(lget 'l["attach"]["service"]')" = "$service" ]
 }
 
 @test "e2e: an unmodified C program with TRACEPARENT: every sampled thread linked to that trace" {
     start_fifo
-    TRACEPARENT=$TP_A PROFLINK_FIFO=$W/fifo OTEL_SERVICE_NAME=e2e-traceparent \
-        LD_PRELOAD=$LIB "$E2E/spinner" 3 2 >"$BATS_TEST_TMPDIR/target.out" 2>&1 3>&- &
+    TRACEPARENT=$TP_A PROFLINK_FIFO=$W/fifo OTEL_SERVICE_NAME=e2e-traceparent STATS_PROBE_FILE=$W/stats \
+        LD_PRELOAD="$LIB $E2E/stats_probe.so" "$E2E/spinner" 3 2 >"$BATS_TEST_TMPDIR/target.out" 2>&1 3>&- &
     TARGET_PID=$!
     traceparent_run "traceparent (glibc)" e2e-traceparent 3
 }
@@ -249,7 +254,8 @@ traceparent_run() {
     # executable mapping (mapping_renew.c) so that the profiler looks again.
     start_fifo
     TRACEPARENT=$TP_A PROFLINK_FIFO=$W/fifo OTEL_SERVICE_NAME=e2e-slow-start SLOW_START_MS=1000 \
-        LD_PRELOAD="$LIB $E2E/slow_start.so" "$E2E/spinner" 2 2 >"$BATS_TEST_TMPDIR/target.out" 2>&1 3>&- &
+        STATS_PROBE_FILE=$W/stats LD_PRELOAD="$LIB $E2E/stats_probe.so $E2E/slow_start.so" \
+        "$E2E/spinner" 2 2 >"$BATS_TEST_TMPDIR/target.out" 2>&1 3>&- &
     TARGET_PID=$!
     traceparent_run "traceparent, slow start" e2e-slow-start 2
     # the profiler's first look came during that second, found no storage, and it looked again
@@ -289,8 +295,7 @@ for k, e in zip(got, (.25, .5, .25)):
     assert abs(k / n - e) < tol, (got, e, tol)
 EOF
     # every datagram reached proflink's callback, per transaction as sent
-    stats_received() { sed -n 's/.*correlations=\([0-9]*\).*/\1/p' "$W/stats"; }
-    wait_delivered "$TARGET_PID" stats_received
+    wait_delivered "$TARGET_PID" probe_count
     log_json "$TARGET_PID"
     grep -q "a=$(lget 'l["sent_per_tx"]["5a5a00000000000a"]') b=$(lget 'l["sent_per_tx"]["5a5a00000000000b"]') other=0" "$W/stats"
     grep -q 'discarded=0' "$W/stats"
@@ -316,7 +321,8 @@ listening_port() {
 @test "e2e: an unmodified HTTP server with PROFLINK_HTTP=1: concurrent requests with distinct traceparents, each request's samples linked to its trace" {
     local port
     start_fifo
-    PROFLINK_HTTP=1 PROFLINK_FIFO=$W/fifo start_target "$HELPERS/target_http_server" 0
+    PROFLINK_HTTP=1 PROFLINK_FIFO=$W/fifo STATS_PROBE_FILE=$W/stats LIB="$LIB $E2E/stats_probe.so" \
+        start_target "$HELPERS/target_http_server" 0
     port=$(listening_port "$TARGET_PID")
     inspect_to "$TARGET_PID"
     # the profiler knows a process only from its first samples on (those are lost): one request
@@ -351,14 +357,15 @@ assert set(s["links"]) <= set(reqs.values()), s["links"]
 for tid, links in s["threads"].items():
     assert tid in reqs or set(links) == {"-"}, (tid, links)
 PY
-    wait_delivered "$TARGET_PID" fifo_count "$TARGET_PID"
+    wait_delivered "$TARGET_PID" probe_count
     attach_matches_inspect "$TARGET_PID"
 }
 
 @test "e2e: a musl program started through proflink-run: its threads linked to TRACEPARENT's trace" {
     [ -x "$E2E/musl/spinner" ] || skip "musl-gcc is not installed"
     start_fifo
-    TRACEPARENT=$TP_A PROFLINK_FIFO=$W/fifo "$ROOT/scripts/proflink-run" --service e2e-musl -- \
+    TRACEPARENT=$TP_A PROFLINK_FIFO=$W/fifo STATS_PROBE_FILE=$W/stats LD_PRELOAD=$E2E/musl/stats_probe.so \
+        "$ROOT/scripts/proflink-run" --service e2e-musl -- \
         "$E2E/musl/spinner" 2 2 >"$BATS_TEST_TMPDIR/target.out" 2>&1 3>&- &
     TARGET_PID=$!
     traceparent_run "traceparent (musl, proflink-run)" e2e-musl 2
