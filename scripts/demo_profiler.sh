@@ -51,7 +51,7 @@ build/e2e/memlock_exec "$PROFILER" -collection-agent="127.0.0.1:$(cat "$WORK/por
 PROFILER_PID=$!
 PIDS+=("$PROFILER_PID")
 for _ in $(seq 1200); do
-    grep -q 'msg="Attached tracer program"' "$WORK/profiler.log" && break
+    grep -q 'msg="Attached tracer program"' "$WORK/profiler.log" 2>/dev/null && break
     kill -0 "$PROFILER_PID" 2>/dev/null || not_here "the profiler did not start: $(grep -m1 -i error "$WORK/profiler.log")"
     sleep 0.05
 done

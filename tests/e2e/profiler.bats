@@ -61,7 +61,7 @@ setup_file() {
     echo $! >"$E2E_RUN/profiler.pid"
     local pid=$!
     for _ in $(seq 1200); do
-        grep -q 'msg="Attached tracer program"' "$E2E_RUN/profiler.log" && break
+        grep -q 'msg="Attached tracer program"' "$E2E_RUN/profiler.log" 2>/dev/null && break
         if ! kill -0 "$pid" 2>/dev/null; then
             if grep -qiE 'operation not permitted|permission denied' "$E2E_RUN/profiler.log"; then
                 skip "the profiler may not load eBPF here: $(grep -m1 -i error "$E2E_RUN/profiler.log")"
@@ -529,7 +529,7 @@ PY
         -disable-tls -v -samples-per-second 97 -reporter-interval 1s >"$r/profiler.log" 2>&1 3>&- &
     PIDS+=("$!")
     for _ in $(seq 1200); do
-        grep -q 'msg="Attached tracer program"' "$r/profiler.log" && break
+        grep -q 'msg="Attached tracer program"' "$r/profiler.log" 2>/dev/null && break
         sleep 0.05
     done
     grep -E 'Found offsets: .*tpbase 0x0,' "$r/profiler.log"
