@@ -271,6 +271,22 @@ traceparent_run() {
     [ "$early" -ge 1 ]
 }
 
+@test "e2e: with net.unix.max_dgram_qlen raised in the program's network namespace, the kernel refuses none of the profiler's datagrams and every one reaches proflink" {
+    command -v unshare >/dev/null || skip "unshare is not installed"
+    unshare -n true 2>/dev/null || skip "no new network namespace here"
+    # the default queue (10 + 1 datagrams) overflows in the profiler's bursts when the program
+    # keeps every CPU busy (the first scenario's figures); the length is read from the network
+    # namespace of the process that creates the socket
+    start_fifo
+    TRACEPARENT=$TP_A PROFLINK_FIFO=$W/fifo OTEL_SERVICE_NAME=e2e-qlen STATS_PROBE_FILE=$W/stats \
+        unshare -n sh -c "sysctl -qw net.unix.max_dgram_qlen=512 &&
+            LD_PRELOAD='$LIB $E2E/stats_probe.so' exec '$E2E/spinner' 3 2" \
+        >"$BATS_TEST_TMPDIR/target.out" 2>&1 3>&- &
+    TARGET_PID=$!
+    traceparent_run "traceparent, max_dgram_qlen 512" e2e-qlen 3
+    [ "$(lget 'l["failed"]')" = 0 ]
+}
+
 @test "e2e: a C program switching contexts through the API: samples linked to each trace in proportion, none outside" {
     LD_PRELOAD=$LIB "$E2E/switcher" 4 "$W/stats" >"$W/switcher.out" 2>&1 3>&- &
     TARGET_PID=$!
