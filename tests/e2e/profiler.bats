@@ -368,10 +368,13 @@ assert len(set(reqs.values())) == 8 and len(reqs) == 8, reqs
 sampled = 0
 for tid, link in reqs.items():
     got = s["threads"].get(tid, {})
-    # the serving thread: every sample linked to its request's trace and parent span id (a
-    # request the profiler did not catch on the CPU, on a loaded machine, has none)
-    assert set(got) <= {link}, (tid, link, got)
-    sampled += bool(got)
+    # the serving thread: its samples linked to its request's trace and parent span id, never to
+    # another's; unlinked only around the request (the thread's start before it reads the head,
+    # its exit after the connection closed): a few. A request the profiler did not catch on the
+    # CPU, on a loaded machine, has none.
+    assert set(got) <= {link, "-"}, (tid, link, got)
+    assert got.get("-", 0) <= max(2, got.get(link, 0) // 10), (tid, link, got)
+    sampled += bool(got.get(link))
 print("requests with samples: %d of 8" % sampled)
 assert sampled >= 4, sampled
 # nothing linked outside the requests' threads, and no other link
