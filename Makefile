@@ -166,12 +166,14 @@ include tests/asan.mk
 include tests/cross.mk
 include tests/cpp.mk
 include bench/bench.mk
+include tests/e2e/e2e.mk
 
 # `make check` and `make demo` first install (as root) or name the packages they need.
 check:
 	@bash scripts/deps.sh check
-	@$(MAKE) -s all test-helpers
-	bash tests/run.sh
+	@$(MAKE) -s all test-helpers $(CHECK_EXTRA_BINS)
+	$(if $(GO),,@echo "# $(E2E_SUITE): not run, Go is not installed (make e2e builds the real profiler with it)")
+	bash tests/run.sh $(CHECK_SUITES)
 
 test: check
 
@@ -188,8 +190,8 @@ bench: all bench-bins
 # of a bats suite that errexit would ignore (`a && b` or `! cmd` before a test's last line),
 # which ShellCheck does not see.
 lint:
-	shellcheck -x -s bash $(wildcard tests/*.bats tests/*.bash)
-	python3 tests/lint_bats.py $(wildcard tests/*.bats)
+	shellcheck -x -s bash $(wildcard tests/*.bats tests/*.bash tests/e2e/*.bats)
+	python3 tests/lint_bats.py $(wildcard tests/*.bats tests/e2e/*.bats)
 	shellcheck -x $(wildcard tests/*.sh bench/*.sh scripts/*.sh packaging/deb/*.sh) scripts/proflink-run scripts/proflink-system scripts/proflink-fifo-cat .ci/run
 
 clean:

@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "mapping_renew.h"
 #include "otel_process_ctx.h"
 #include "process_storage.h"
 #include "reader.h"
@@ -47,6 +48,9 @@ int runtime_publish(const struct config *cfg)
         socket_path[0] = 0;
         return -1;
     }
+    /* the profiler may have looked before the storage existed: make it look again (after the
+     * storage, before the OTel context, whose prctl makes it read our mappings) */
+    mapping_renew();
     if (cfg->otel_context)
         otel_process_ctx_publish(cfg); /* optional protocol: a failure is logged there */
     return fd;

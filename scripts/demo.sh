@@ -177,8 +177,9 @@ print("demo: in a profiling UI each stack-trace id is one sampled stack (its fra
       "ids with their counts are where that request spent its CPU time, so the trace view can show "
       "the profile of one request.")
 EOF
-
 heading "7. A flame graph per request: where each trace spent its CPU (open in a browser)"
 grep 'flame graph' "$WORK/agent.out" | sed 's/^proflink-agent: //'
 echo "(the words used here: $ROOT/docs/glossary.md)"
+# the real OpenTelemetry eBPF profiler too, where make e2e has built it (otherwise it says why not)
+bash "$ROOT/scripts/demo_profiler.sh" "$LIB" "$SERVICE"
 echo "demo: done in $(( ($(date +%s%N) - DEMO_START) / 1000000 )) ms"

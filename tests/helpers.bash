@@ -67,10 +67,10 @@ wait_attachable() {
     return 1
 }
 
-# wait_for_line FILE PATTERN — until FILE has a line matching PATTERN (5 s).
+# wait_for_line FILE PATTERN [SECONDS] — until FILE has a line matching PATTERN (5 s).
 wait_for_line() {
     local i
-    for _ in $(seq 100); do
+    for _ in $(seq $((${3:-5} * 20))); do
         grep -qE "$2" "$1" 2>/dev/null && return 0
         sleep 0.05
     done
