@@ -87,6 +87,28 @@ PY
     grep -qxF "host len=254 id=$(printf '\xc3\xa9%.0s' $(seq 127))" "$OUT"
 }
 
+@test "a registration's delay is bounded to 60 s; the callback still sees what was sent" {
+    start_msg_target
+    cmd cb
+    wait_lines '^ok cb' 1
+    send reg 4294967295 # 49.7 days of held transactions if taken as sent
+    wait_stat registrations 1
+    cmd delay
+    wait_lines '^delay ' 1
+    grep -qx 'delay 60000' "$OUT"
+    grep -qE '^msg registration .* delay=4294967295 ' "$OUT"
+    send reg 60001
+    wait_stat registrations 2
+    cmd delay
+    wait_lines '^delay ' 2
+    [ "$(grep -c '^delay 60000$' "$OUT")" -eq 2 ]
+    send reg 59999
+    wait_stat registrations 3
+    cmd delay
+    wait_lines '^delay ' 3
+    grep -qx 'delay 59999' "$OUT"
+}
+
 @test "truncated, oversized and unknown datagrams are discarded, counted, never delivered" {
     start_msg_target
     cmd cb
