@@ -2,7 +2,8 @@
  *
  * Limits: the profiler opens "/proc/<pid>/root" + path, which must fit sun_path (107 bytes
  * usable), so our path is at most SOCKET_PATH_MAX = 85 bytes; longer and every send would fail
- * silently. The file is 0600 (from bind on, never chmod'ed) in a directory that is not a
+ * silently. The file is 0600 from the moment it has its name (never chmod'ed by a path another
+ * user could swap; the process's umask is never touched, socket.c) in a directory that is not a
  * symlink and that nobody else can write to (or sticky and owned by root or us, as /tmp). */
 #ifndef PROFLINK_SOCKET_H
 #define PROFLINK_SOCKET_H
