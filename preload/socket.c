@@ -102,11 +102,11 @@ static int rename_noreplace(const char *from, const char *to)
  * we can reach that path), then moved to its name without replacing anything. */
 static int bind_private(int fd, const char *path)
 {
-    char dir[SOCKET_PATH_MAX + 1], tmp[SOCKET_PATH_MAX + 8];
+    char dir[SOCKET_PATH_MAX + 2], tmp[SOCKET_PATH_MAX + 4]; /* sun_path holds 107 */
     const char *slash = strrchr(path, '/');
     /* the hidden directory's name is the socket's, dot-prefixed: one byte longer */
     snprintf(dir, sizeof dir, "%.*s/.%s", (int)(slash - path), path, slash + 1);
-    if (strlen(dir) > SOCKET_PATH_MAX - 2 || mkdir(dir, 0700) != 0)
+    if (mkdir(dir, 0700) != 0)
         return -1;
     int rc = -1;
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
