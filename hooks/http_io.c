@@ -27,6 +27,7 @@
 #include "http_conn.h"
 #include "http_thread.h"
 #include "next_symbol.h"
+#include "runtime_state.h"
 
 #ifdef __GLIBC__
 #define SA_ARG __SOCKADDR_ARG
@@ -88,7 +89,11 @@ static void before_wait(void) { http_thread_end(); }
 
 static int after_accept(int fd)
 {
-    if (fd >= 0 && atomic_load_explicit(&proflink_http_reading, memory_order_relaxed)) {
+    /* Sandboxed (the program installed a seccomp filter): no connection is tracked from then
+     * on, so no hook makes a system call of its own (the type checks below are two) and every
+     * read takes the plain path; an allowlist written for the program keeps it alive. */
+    if (fd >= 0 && atomic_load_explicit(&proflink_http_reading, memory_order_relaxed) &&
+        !runtime_sandboxed()) {
         int saved = errno;
         /* a raw clone child that serves requests may never use the library otherwise: one
          * getpid per connection, next to the accept's own system call (fork_sequence.h) */
