@@ -280,9 +280,8 @@ void reader_fork_child(void)
 }
 
 /* A failed exec: the program runs on with a new socket (runtime_exec_failed). Only while the
- * threads have not started: a running intake receives on the old socket through a table of
- * its own (or checks the number before each receive), and a number changed under it would
- * reach neither. */
+ * threads have not started: a running intake checks the number before each receive against
+ * the old socket, and a number changed under it would end it. */
 int reader_replace_socket(int sock_fd)
 {
     int s = IDLE;

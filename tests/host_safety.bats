@@ -12,6 +12,7 @@ setup() {
 }
 
 teardown() {
+    teardown_mount
     stop_pids "${PIDS[@]}"
     rm -rf "$SOCKDIR"
 }
@@ -76,4 +77,60 @@ serve_sandboxed() {
     # not 159 (SIGSYS): after the filter, proflink's accept hook makes no system call of its own
     [ "$SERVED_STATUS" -eq 6 ]
     [[ "$SERVED_OUT" == *"sandboxed"*"served"* ]]
+}
+
+# ---- the intake thread and the program's descriptors ------------------------------------------
+
+# with_flush_fs — mounts tests/fuse_flush_log.py on $MNT, logging to $FLUSHLOG (skips without
+# FUSE); the test's teardown unmounts it.
+with_flush_fs() {
+    [ -c /dev/fuse ] || skip "no /dev/fuse on this machine"
+    "$PY" -c 'import fuse' 2>/dev/null || skip "python3-fuse is not installed (scripts/deps.sh check installs it)"
+    MNT=$BATS_TEST_TMPDIR/mnt FLUSHLOG=$BATS_TEST_TMPDIR/flush.log
+    mkdir "$MNT"
+    : >"$FLUSHLOG"
+    "$PY" "$ROOT/tests/fuse_flush_log.py" "$MNT" "$FLUSHLOG" >"$BATS_TEST_TMPDIR/fuse.out" 2>&1 3>&- &
+    PIDS+=($!)
+    for _ in $(seq 100); do
+        mountpoint -q "$MNT" && return 0
+        sleep 0.05
+    done
+    cat "$BATS_TEST_TMPDIR/fuse.out" >&2
+    return 1
+}
+
+# hold_file [ENV…] — api_hold_file (under ENV) writes a file on the FUSE file system and starts
+# proflink's intake while holding it; FLUSH_BEFORE is what the file system logged then, FLUSH_AFTER
+# what it logged once the program closed the file itself.
+hold_file() {
+    local in=$BATS_TEST_TMPDIR/in out=$BATS_TEST_TMPDIR/hold.out
+    rm -f "$in"
+    mkfifo "$in"
+    : >"$FLUSHLOG"
+    env "$@" "$HELPERS/api_hold_file" "$MNT/held" <"$in" >"$out" 3>&- &
+    local pid=$!
+    exec 6>"$in"
+    wait_for_line "$out" '^intake='
+    HOLD_INTAKE=$(sed -n 's/^intake=//p' "$out")
+    FLUSH_BEFORE=$(grep -c . "$FLUSHLOG" || true)
+    exec 6>&-
+    wait "$pid"
+    grep -qx closed "$out"
+    FLUSH_AFTER=$(grep -c . "$FLUSHLOG" || true)
+    echo "intake=$HOLD_INTAKE flushes while held: $FLUSH_BEFORE, after its close: $FLUSH_AFTER"
+}
+
+teardown_mount() {
+    if [ -n "${MNT:-}" ] && mountpoint -q "$MNT"; then fusermount -u "$MNT" || umount -l "$MNT"; fi
+}
+
+@test "starting the intake never closes a copy of the program's files (FUSE sees no FLUSH)" {
+    with_flush_fs
+    hold_file PROFLINK_LOG=warn
+    [ "$FLUSH_BEFORE" -eq 0 ]
+    [ "$FLUSH_AFTER" -eq 1 ]
+    hold_file LD_PRELOAD="$LIB"
+    [ "$HOLD_INTAKE" -eq 1 ]
+    [ "$FLUSH_BEFORE" -eq 0 ]
+    [ "$FLUSH_AFTER" -eq 1 ]
 }
