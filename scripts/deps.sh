@@ -14,7 +14,8 @@ check=("${demo[@]}"
        g++ "C++ header tests" shellcheck "lint" bats "test runner" musl-tools "musl variant" bpftrace "eBPF reader tests"
        python3-pyelftools "ELF checks" valgrind "memory checks" protobuf-compiler "protobuf decoding"
        pkg-config "install tests" clang "fuzz target" binutils "objcopy, readelf"
-       strace "syscall checks" util-linux "unshare, setpriv" busybox "busybox/static tests")
+       strace "syscall checks" util-linux "unshare, setpriv" busybox "busybox/static tests"
+       python3-fuse "a FUSE file system that logs FLUSH (host_safety tests)")
 
 case $goal in
     build) want=("${build[@]}") ;;
