@@ -23,10 +23,10 @@
 
 #include "export.h"
 #include "fd_closing.h"
-#include "fork_sequence.h"
 #include "http_conn.h"
 #include "http_thread.h"
 #include "next_symbol.h"
+#include "reader_lazy.h"
 #include "runtime_state.h"
 
 #ifdef __GLIBC__
@@ -84,8 +84,13 @@ static int is_http_stream(int fd)
     return domain == AF_INET || domain == AF_INET6 || domain == AF_UNIX;
 }
 
-/* Entering accept: the thread waits for new work. */
-static void before_wait(void) { http_thread_end(); }
+/* Entering accept: the thread waits for new work. A server: proflink's threads may start now
+ * if something consumes messages (reader_lazy.h). */
+static void before_wait(void)
+{
+    reader_kick();
+    http_thread_end();
+}
 
 static int after_accept(int fd)
 {
@@ -95,9 +100,10 @@ static int after_accept(int fd)
     if (fd >= 0 && atomic_load_explicit(&proflink_http_reading, memory_order_relaxed) &&
         !runtime_sandboxed()) {
         int saved = errno;
-        /* a raw clone child that serves requests may never use the library otherwise: one
-         * getpid per connection, next to the accept's own system call (fork_sequence.h) */
-        fork_sequence_check_process();
+        /* No fork_sequence_check_process here: a raw clone child that only serves did not ask
+         * for a socket of its own, and setting it up allocates, which hangs in a copy whose
+         * allocator lock a parent thread held (fork_sequence.h). It follows its connections in
+         * its own memory all the same (the table's leaves are mmap'ed). */
         if (is_http_stream(fd))
             http_conn_open(fd);
         errno = saved;

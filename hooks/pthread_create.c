@@ -14,6 +14,7 @@
 #include "export.h"
 #include "fork_sequence.h"
 #include "hooks.h"
+#include "reader_lazy.h"
 #include "runtime_state.h"
 #include "thread_records.h"
 
@@ -44,6 +45,7 @@ BRIDGE int proflink_create_with_records(create_fn next, pthread_t *t, const pthr
     fork_sequence_check_process(); /* a raw clone child's first use, often: its own socket */
     if (!runtime_active())
         return next(t, a, fn, arg);
+    reader_kick(); /* the program becomes multi-threaded: ours may start now (reader_lazy.h) */
     struct trace_ctx ctx;
     const struct thread_block *from = thread_initial_context(&ctx);
     struct thread_block *b = thread_block_new(&ctx, from);

@@ -6,6 +6,7 @@
  * complete, usable block. */
 #include "runtime.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,7 +32,7 @@ int runtime_publish(const struct config *cfg)
 {
     const char *dir;
     char why[256];
-    int fd = socket_create(cfg, socket_path, &socket_file, &dir, why, sizeof why);
+    int fd = socket_create(cfg, NULL, socket_path, &socket_file, &dir, why, sizeof why);
     if (fd < 0) {
         log_error("cannot create the profiler socket (%s); correlation disabled in this process",
                   why);
@@ -55,13 +56,28 @@ int runtime_publish(const struct config *cfg)
 void runtime_sweep_stale(void) { socket_cleanup_stale(socket_dir, socket_path); }
 
 /* Step R of the fork sequence (fork_sequence.c), whose rules it follows. The parent's socket
- * fd was closed by reader_fork_child. */
+ * fd was closed by reader_fork_child.
+ *
+ * The child gets a socket file of its own at once, and its storage names it: the profiler
+ * attaches to a process once, at its first sample, reading the socket path then and requiring
+ * the file to exist and be writable by the process's effective ids, so the child's file must
+ * be there before the child runs (naming the parent's instead would break when the parent
+ * exits first, as a daemon's does, or when the child changes its ids, as nginx workers do, and
+ * would send the child's messages to the parent for good). A child that dies without removing
+ * it (a signal: a fork-per-connection server's child killed by SIGPIPE) would leave it behind,
+ * one file per child; so the child's name is the parent's with the child's pid
+ * (proflink-<child pid>-<the parent's suffix>.sock) and the parent, which reaps its children,
+ * removes the file of each child it reaps (runtime_reap_child, from hooks/wait.c). Children of
+ * a parent that does not wait (SIGCHLD ignored) are left to the sweep of dead processes' files
+ * (socket_cleanup.c). */
 void runtime_fork_child(void)
 {
     const struct config *cfg = &proflink_config;
     const char *dir;
     char why[256];
-    int fd = socket_create(cfg, socket_path, &socket_file, &dir, why, sizeof why);
+    uint32_t parent_suffix = socket_file.suffix;
+    int fd = socket_create(cfg, socket_path[0] ? &parent_suffix : NULL, socket_path, &socket_file,
+                           &dir, why, sizeof why);
     if (fd < 0 || process_storage_publish(cfg, socket_path) != 0) {
         log_error("fork child: cannot publish its own socket; correlation disabled in pid %d",
                   (int)getpid());
@@ -74,6 +90,7 @@ void runtime_fork_child(void)
         runtime_set_active(0);
         return;
     }
+    snprintf(socket_dir, sizeof socket_dir, "%s", dir);
     owner_pid = getpid();
     if (cfg->otel_context)
         otel_process_ctx_after_fork(cfg);
@@ -101,6 +118,15 @@ void runtime_remove_socket(void)
         socket_file_remove(socket_path, &socket_file);
 }
 
+void runtime_reap_child(int pid)
+{
+    if (!own_file())
+        return;
+    int saved = errno;
+    socket_remove_dead(socket_dir, pid, socket_file.suffix);
+    errno = saved;
+}
+
 /* exit(), and the _exit/_Exit hooks (hooks/exit.c). Killed processes leave the file for
  * socket_cleanup.c. */
 __attribute__((destructor)) static void proflink_destructor(void) { runtime_remove_socket(); }
@@ -121,7 +147,7 @@ void runtime_exec_failed(void)
     char why[256];
     char path[SOCKET_PATH_MAX + 1];
     struct socket_file file;
-    int fd = socket_create(&proflink_config, path, &file, &dir, why, sizeof why);
+    int fd = socket_create(&proflink_config, NULL, path, &file, &dir, why, sizeof why);
     if (fd < 0)
         return;
     memcpy(socket_path, path, sizeof socket_path);

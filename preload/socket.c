@@ -168,20 +168,24 @@ static int bind_socket(const char *path, struct socket_file *file)
     return fd;
 }
 
-static int create_in(const char *dir, char *path, struct socket_file *file)
+static int create_in(const char *dir, const uint32_t *suffix, char *path,
+                     struct socket_file *file)
 {
     for (int attempt = 0; attempt < 4; attempt++) {
+        uint32_t r = attempt == 0 && suffix ? *suffix : random_u32();
         snprintf(path, SOCKET_PATH_MAX + 1, "%s/" NAME_FMT, strcmp(dir, "/") ? dir : "",
-                 (int)getpid(), random_u32());
+                 (int)getpid(), r);
         int fd = bind_socket(path, file);
+        if (fd >= 0)
+            file->suffix = r;
         if (fd >= 0 || errno != EADDRINUSE)
             return fd;
     }
     return -1;
 }
 
-int socket_create(const struct config *cfg, char *path, struct socket_file *file,
-                  const char **dir_used, char *why_out, size_t why_cap)
+int socket_create(const struct config *cfg, const uint32_t *suffix, char *path,
+                  struct socket_file *file, const char **dir_used, char *why_out, size_t why_cap)
 {
     const char *tmpdir = secure_getenv("TMPDIR");
     const char *candidates[3] = {cfg->socket_dir[0] ? cfg->socket_dir : NULL,
@@ -193,7 +197,7 @@ int socket_create(const struct config *cfg, char *path, struct socket_file *file
             continue;
         why = dir_problem(dir);
         if (!why) {
-            int fd = create_in(dir, path, file);
+            int fd = create_in(dir, suffix, path, file);
             if (fd >= 0) {
                 *dir_used = dir;
                 return fd;
@@ -244,4 +248,46 @@ int socket_file_chown(const char *path, const struct socket_file *file, uid_t ui
         rc = (st.st_uid == uid && st.st_gid == gid) ? 0 : fchownat(fd, "", uid, gid, AT_EMPTY_PATH);
     close(fd);
     return rc;
+}
+
+/* Appends the decimal digits of v (async-signal-safe: no stdio). */
+static char *put_dec(char *p, unsigned v)
+{
+    char tmp[10];
+    int n = 0;
+    do
+        tmp[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (n)
+        *p++ = tmp[--n];
+    return p;
+}
+
+void socket_remove_dead(const char *dir, int pid, uint32_t suffix)
+{
+    static const char hex[] = "0123456789abcdef";
+    char path[SOCKET_PATH_MAX + 1];
+    size_t dl = strlen(dir);
+    if (pid <= 0 || dl + 34 > SOCKET_PATH_MAX) /* 34: the longest name, socket.h */
+        return;
+    int saved = errno;
+    char *p = path;
+    if (strcmp(dir, "/") != 0) {
+        memcpy(p, dir, dl);
+        p += dl;
+    }
+    memcpy(p, "/" SOCKET_NAME_PREFIX, sizeof SOCKET_NAME_PREFIX);
+    p = put_dec(p + sizeof SOCKET_NAME_PREFIX, (unsigned)pid);
+    *p++ = '-';
+    for (int shift = 28; shift >= 0; shift -= 4)
+        *p++ = hex[(suffix >> shift) & 0xf];
+    memcpy(p, ".sock", 6);
+    struct stat st;
+    /* Nobody can put another file under this name meanwhile: the directory lets only us (and
+     * root) replace or remove our files, and a new process with this pid cannot bind a name
+     * that exists (EADDRINUSE: it takes another). */
+    if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == geteuid() &&
+        socket_nobody_bound(path))
+        unlink(path);
+    errno = saved;
 }

@@ -59,10 +59,14 @@ serve_sandboxed() {
         sleep 0.05
     done
     [ -n "$port" ]
-    exec 5<>"/dev/tcp/127.0.0.1/$port"
-    printf 'GET / HTTP/1.1\r\nHost: x\r\ntraceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n\r\n' >&5
-    reply=$(cat <&5 || true)
-    exec 5<&-
+    reply=$("$PY" - "$port" <<'PY'
+import socket, sys
+c = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+c.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n"
+          b"traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n\r\n")
+print(c.recv(4096).decode(errors="replace"))
+PY
+)
     SERVED_STATUS=0
     wait "$pid" || SERVED_STATUS=$?
     SERVED_OUT=$(cat "$out")
@@ -133,4 +137,60 @@ teardown_mount() {
     [ "$HOLD_INTAKE" -eq 1 ]
     [ "$FLUSH_BEFORE" -eq 0 ]
     [ "$FLUSH_AFTER" -eq 1 ]
+}
+
+# ---- namespaces: a process stays single-threaded until it asks for messages -------------------
+
+@test "a fork child of a process whose reader runs can still setns and unshare(CLONE_NEWUSER)" {
+    run "$HELPERS/api_fork_ns" api
+    echo "without: $output"
+    [ "$output" = "threads=1 setns=ok unshare=ok" ]
+    run env LD_PRELOAD="$LIB" "$HELPERS/api_fork_ns" api
+    echo "with: $output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "threads=1 setns=ok unshare=ok" ]
+}
+
+@test "with an inherited PROFLINK_FIFO, fork children and unshare -U / nsenter -m still work" {
+    mkfifo -m 600 "$SOCKDIR/fifo"
+    cat "$SOCKDIR/fifo" >/dev/null 3>&- &
+    PIDS+=($!)
+    run env PROFLINK_FIFO="$SOCKDIR/fifo" LD_PRELOAD="$LIB" "$HELPERS/api_fork_ns"
+    echo "fork child: $output"
+    [ "$output" = "threads=1 setns=ok unshare=ok" ]
+    if [ "$LIBC" = glibc ]; then # the tools are Debian's, glibc programs
+        run env PROFLINK_FIFO="$SOCKDIR/fifo" LD_PRELOAD="$LIB" unshare -U true
+        echo "unshare -U: $status $output"
+        [ "$status" -eq 0 ]
+        run env PROFLINK_FIFO="$SOCKDIR/fifo" LD_PRELOAD="$LIB" nsenter -t "$$" -m true
+        echo "nsenter -m: $status $output"
+        [ "$status" -eq 0 ]
+    fi
+}
+
+# ---- children: raw clones that serve, forks that die ------------------------------------------
+
+@test "raw clone children that accept and answer under PROFLINK_HTTP=1 never hang (MALLOC_ARENA_MAX=1)" {
+    # a parent thread allocates without pause: each copy may take the one arena's lock held, and
+    # hangs if anything in it allocates; proflink must not set up a child from its accept hook
+    run env MALLOC_ARENA_MAX=1 "$HELPERS/target_conn_children" rawclone 100
+    echo "without: $output"
+    [ "$output" = "children=100 hung=0" ]
+    run env MALLOC_ARENA_MAX=1 PROFLINK_HTTP=1 LD_PRELOAD="$LIB" "$HELPERS/target_conn_children" rawclone 100
+    echo "with: $output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "children=100 hung=0" ]
+}
+
+@test "1,000 children of a forking server killed by SIGPIPE leave no socket file behind" {
+    run "$HELPERS/target_conn_children" fork 1000
+    echo "without: $output"
+    [ "$output" = "children=1000 signaled=1000 files=0" ]
+    # each child had a socket of its own (the profiler may attach to it); its parent, which
+    # reaps it, removes the file it left: only the parent's own remains while it runs
+    run env LD_PRELOAD="$LIB" "$HELPERS/target_conn_children" fork 1000
+    echo "with: $output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "children=1000 signaled=1000 files=1" ]
+    [ -z "$(find "$SOCKDIR" -name 'proflink-*')" ]
 }

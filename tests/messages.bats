@@ -230,9 +230,9 @@ PY
     [ "$(find /proc/"$TARGET_PID"/task -mindepth 1 -maxdepth 1 | wc -l)" -eq 3 ]
 }
 
-@test "a FIFO starts the reader at once, before any API call; a TRACEPARENT alone does not" {
+@test "a FIFO starts the reader at the program's first wait, before any API call; a TRACEPARENT alone does not" {
     mkfifo -m 600 "$BATS_TEST_TMPDIR/fifo"
-    start_msg_target PROFLINK_FIFO="$BATS_TEST_TMPDIR/fifo"
+    start_msg_target PROFLINK_FIFO="$BATS_TEST_TMPDIR/fifo" # it polls once (message_helpers)
     for _ in $(seq 50); do reader_tid "$TARGET_PID" >/dev/null && break; sleep 0.05; done
     reader_tid "$TARGET_PID"
     stop_msg_target
@@ -267,7 +267,7 @@ PY
     done
 }
 
-@test "a forked child gets its own reader and socket; each process receives its own messages" {
+@test "a forked child gets its own socket, and its own reader at its first wait; each process receives its own messages" {
     not_emulated "qemu-user aborts when a multithreaded guest forks"
     start_msg_target
     cmd cb

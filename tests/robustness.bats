@@ -127,7 +127,7 @@ prog() { echo "$HELPERS/target_threads" 3 0.05; }
 fdreuse_run() {
     rm -f "$SOCKDIR/fifo" "$SOCKDIR/own.sock"
     mkfifo -m 600 "$SOCKDIR/fifo"
-    cat "$SOCKDIR/fifo" >/dev/null & # a consumer: the reader thread runs from the start
+    cat "$SOCKDIR/fifo" >/dev/null & # a consumer: the reader runs from the program's first wait
     cat_pid=$!
     # started with nothing open above 2 (bats keeps some), so that proflink's socket is fd 3
     (

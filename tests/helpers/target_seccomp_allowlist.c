@@ -26,6 +26,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "listen_local.h"
 #include "proflink.h"
 
 /* The kernel ABI (linux/filter.h, linux/seccomp.h, linux/audit.h) spelled out, so that the
@@ -109,16 +110,11 @@ int main(int argc, char **argv)
                ALLOW(SYS_recvfrom), ALLOW(SYS_sendto), ALLOW(SYS_close));
     struct sock_filter *insns = serve ? server : plain;
     size_t n_insns = serve ? sizeof server / sizeof server[0] : sizeof plain / sizeof plain[0];
-    int ls = -1;
+    int ls = -1, port = 0;
     if (serve) {
-        ls = socket(AF_INET, SOCK_STREAM, 0);
-        struct sockaddr_in a = {.sin_family = AF_INET};
-        socklen_t alen = sizeof a;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof a) != 0 || listen(ls, 4) != 0 ||
-            getsockname(ls, (struct sockaddr *)&a, &alen) != 0)
+        if ((ls = listen_local_any(4, &port)) < 0)
             return 4;
-        printf("port %d\n", ntohs(a.sin_port));
+        printf("port %d\n", port);
         fflush(stdout);
     }
     if (early && set_cb)
