@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 
-static int listen_local(const char *port, int backlog)
+static inline int listen_local(const char *port, int backlog)
 {
     int ls = socket(AF_INET, SOCK_STREAM, 0), one = 1;
     setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
