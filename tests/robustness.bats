@@ -121,9 +121,9 @@ prog() { echo "$HELPERS/target_threads" 3 0.05; }
     [ "$output" = "churned 10000" ]
 }
 
-# fdreuse_run [WRAPPER...] — target_fdreuse under the library (FIFO delivery, so the intake runs
-# from the start) and WRAPPER, which runs it; sends one datagram to proflink's socket, then 20 to
-# the program's own, on the number proflink's socket had; leaves its output in out and err
+# fdreuse_run — target_fdreuse under the library (FIFO delivery, so the intake runs from the
+# program's first wait); sends one datagram to proflink's socket, then 20 to the program's own,
+# on the number proflink's socket had; leaves its output in out and err
 fdreuse_run() {
     rm -f "$SOCKDIR/fifo" "$SOCKDIR/own.sock"
     mkfifo -m 600 "$SOCKDIR/fifo"
@@ -132,7 +132,7 @@ fdreuse_run() {
     # started with nothing open above 2 (bats keeps some), so that proflink's socket is fd 3
     (
         for fd in /proc/"$BASHPID"/fd/*; do fd=${fd##*/}; [ "$fd" -le 2 ] || eval "exec $fd>&-"; done
-        exec "$@" env PROFLINK_FIFO="$SOCKDIR/fifo" LD_PRELOAD="$LIB" \
+        exec env PROFLINK_FIFO="$SOCKDIR/fifo" LD_PRELOAD="$LIB" \
             "$HELPERS/target_fdreuse" "$SOCKDIR/own.sock" 20
     ) >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
     pid=$!
