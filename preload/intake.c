@@ -56,9 +56,12 @@
  * and each copy closed (at once, or with the thread) is a close of the program's file: a FUSE
  * or NFS file gets a FLUSH (a partial file written back, or a wait on a slow server) and a
  * pipe's reader waits for its EOF until the copy is gone. proflink never duplicates or closes
- * a descriptor it did not open. The check costs about 5-10% of what is received
- * (bench/intake.c: 0.77/0.85/1.01 and 0.92/0.90/0.94 of the bare loop with it, 0.97/0.89/0.97
- * and 1.00/0.93/0.96 with the private table, one alternated run). */
+ * a descriptor it did not open. The check costs about a tenth of what is received
+ * (bench/intake.c, ratios of all rounds' totals to the bare loop, callback/FIFO/pull idle and
+ * busy, two alternated runs: 0.89/1.02/1.00/0.78/0.85/0.88 and 0.93/0.92/1.01/1.13/1.01/1.06
+ * with it, 1.13/0.98/0.96/0.93/1.13/0.93 and 1.29/1.21/1.32/1.16/1.19/0.94 with the private
+ * table; an earlier single run: 0.77/0.85/1.01 and 0.92/0.90/0.94 against 0.97/0.89/0.97 and
+ * 1.00/0.93/0.96). */
 #include "intake.h"
 
 #include <errno.h>
