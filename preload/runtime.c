@@ -6,7 +6,6 @@
  * complete, usable block. */
 #include "runtime.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -120,11 +119,8 @@ void runtime_remove_socket(void)
 
 void runtime_reap_child(int pid)
 {
-    if (!own_file())
-        return;
-    int saved = errno;
-    socket_remove_dead(socket_dir, pid, socket_file.suffix);
-    errno = saved;
+    if (own_file()) /* neither touches errno (socket.h) */
+        socket_remove_dead(socket_dir, pid, socket_file.suffix);
 }
 
 /* exit(), and the _exit/_Exit hooks (hooks/exit.c). Killed processes leave the file for
