@@ -109,7 +109,7 @@ static int bind_private(int fd, const char *path)
     if (mkdir(dir, 0700) != 0)
         return -1;
     int rc = -1;
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int dfd = fd_above_stdio(open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     struct stat st;
     if (dfd >= 0 && fstat(dfd, &st) == 0 && st.st_uid == geteuid() && fchmod(dfd, 0700) == 0) {
         snprintf(tmp, sizeof tmp, "%s/s", dir);
