@@ -6,6 +6,9 @@
  * complete, usable block. */
 #include "runtime.h"
 
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,6 +27,15 @@ static char socket_dir[SOCKET_PATH_MAX + 1];
 static struct socket_file socket_file; /* the file socket_path named when we bound it */
 /* exec: our file was removed before the exec, to be re-created if the exec fails. */
 static int removed_for_exec;
+
+/* The pids of the last CHILDREN_TRACKED children forked, for a parent that never waits (the
+ * kernel reaps them: no wait hook runs). Each fork looks at every slot: one kill(pid, 0) each,
+ * about 20 us for a full ring against the fork's own 100 us and more; a child whose slot was
+ * taken before it died is left to the sweep (socket_cleanup.c). Slots are claimed with a
+ * compare-and-swap, so two threads forking at once never remove a file twice. 0: empty. */
+#define CHILDREN_TRACKED 64
+static _Atomic int children[CHILDREN_TRACKED];
+static _Atomic unsigned children_next;
 
 const char *runtime_socket_path(void) { return socket_path; }
 
@@ -91,6 +103,8 @@ void runtime_fork_child(void)
     }
     snprintf(socket_dir, sizeof socket_dir, "%s", dir);
     owner_pid = getpid();
+    for (int i = 0; i < CHILDREN_TRACKED; i++) /* the parent's children are not ours */
+        atomic_store_explicit(&children[i], 0, memory_order_relaxed);
     if (cfg->otel_context)
         otel_process_ctx_after_fork(cfg);
     reader_start(fd);
@@ -111,16 +125,40 @@ static int own_file(void)
     return socket_path[0] && !runtime_sandboxed() && owner_pid == getpid();
 }
 
+static void remove_gone_children(void)
+{
+    for (int i = 0; i < CHILDREN_TRACKED; i++) {
+        int pid = atomic_load_explicit(&children[i], memory_order_relaxed);
+        /* ESRCH: no such process, not even a zombie (EPERM: another user's, pid reused) */
+        if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH &&
+            atomic_compare_exchange_strong(&children[i], &pid, 0))
+            socket_remove_dead(socket_dir, pid, socket_file.suffix);
+    }
+}
+
 void runtime_remove_socket(void)
 {
-    if (own_file())
-        socket_file_remove(socket_path, &socket_file);
+    if (!own_file())
+        return;
+    socket_file_remove(socket_path, &socket_file);
+    remove_gone_children(); /* the process ends: nobody else would */
 }
 
 void runtime_reap_child(int pid)
 {
     if (own_file()) /* neither touches errno (socket.h) */
         socket_remove_dead(socket_dir, pid, socket_file.suffix);
+}
+
+void runtime_forked_child(int pid)
+{
+    if (!own_file())
+        return;
+    int saved = errno;
+    remove_gone_children();
+    unsigned i = atomic_fetch_add_explicit(&children_next, 1, memory_order_relaxed);
+    atomic_store_explicit(&children[i % CHILDREN_TRACKED], pid, memory_order_relaxed);
+    errno = saved;
 }
 
 /* exit(), and the _exit/_Exit hooks (hooks/exit.c). Killed processes leave the file for

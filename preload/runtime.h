@@ -36,6 +36,10 @@ void runtime_remove_socket(void);
 /* The program reaped its child pid (hooks/wait.c): removes the socket file the child left if it
  * died without removing it (a signal, a raw exit_group). Async-signal-safe; preserves errno. */
 void runtime_reap_child(int pid);
+/* The program forked child pid (hooks/children.c): recorded, and the files of the children
+ * recorded earlier that are gone by now (reaped by the kernel: SIGCHLD ignored) are removed.
+ * Preserves errno. */
+void runtime_forked_child(int pid);
 
 /* exec: remove the file before, and if the exec returned (failed) publish a new socket. */
 void runtime_exec_prepare(void);

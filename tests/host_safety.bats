@@ -194,3 +194,16 @@ teardown_mount() {
     [ "$output" = "children=1000 signaled=1000 files=1" ]
     [ -z "$(find "$SOCKDIR" -name 'proflink-*')" ]
 }
+
+@test "1,000 children of a forking server that ignores SIGCHLD leave no socket file behind" {
+    run "$HELPERS/target_conn_children" fork-ignore 1000
+    echo "without: $output"
+    [ "$output" = "children=1000 gone=1000 files=0" ]
+    # nobody waits: the parent removes its gone children's files at its next fork, and at exit;
+    # while it runs, its own file and its last child's are left
+    run env LD_PRELOAD="$LIB" "$HELPERS/target_conn_children" fork-ignore 1000
+    echo "with: $output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "children=1000 gone=1000 files=2" ]
+    [ -z "$(find "$SOCKDIR" -name 'proflink-*')" ]
+}

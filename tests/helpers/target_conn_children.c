@@ -1,6 +1,6 @@
 /* target_conn_children — a server that hands each connection to a child of its own, and its
  * clients: the two shapes of child a preloaded library meets in servers.
- * usage: target_conn_children fork|rawclone N
+ * usage: target_conn_children fork|fork-ignore|rawclone N
  * The process listens on 127.0.0.1 (a port the kernel picks) and, N times, connects a client to
  * itself and makes a child for the connection:
  *   fork      a fork() child that accepts nothing (the parent accepted), reads the request and
@@ -8,6 +8,9 @@
  *             child of a forking server whose client went away. The parent reaps each child
  *             with waitpid. At the end: "children=N signaled=S files=F", F the proflink-*
  *             entries of $ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR.
+ *   fork-ignore  the same with SIGCHLD ignored (the kernel reaps the children; the parent never
+ *             waits, and watches each child with kill(pid, 0) until it is gone): "children=N
+ *             gone=G files=F".
  *   rawclone  a child made by a raw clone(SIGCHLD) system call (no fork handlers), which
  *             accepts the connection, reads the request, answers and _exits, while a thread of
  *             the parent allocates and frees memory without pause (with MALLOC_ARENA_MAX=1 all
@@ -110,6 +113,9 @@ int main(int argc, char **argv)
     if (argc != 3)
         return 2;
     int raw = !strcmp(argv[1], "rawclone");
+    int ignore = !strcmp(argv[1], "fork-ignore");
+    if (ignore)
+        signal(SIGCHLD, SIG_IGN);
     int n = atoi(argv[2]);
     int port;
     int ls = listen_local_any(16, &port);
@@ -150,6 +156,13 @@ int main(int argc, char **argv)
             struct linger reset = {1, 0}; /* close with a reset, as a client that gave up */
             setsockopt(c, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
             close(c);
+            if (ignore) {
+                int ms = 0;
+                while (kill(pid, 0) == 0 && ms++ < CHILD_WAIT_MS)
+                    nanosleep(&(struct timespec){0, 1000000}, NULL);
+                signaled += ms < CHILD_WAIT_MS; /* gone */
+                continue;
+            }
             int status = wait_child(pid);
             signaled += status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGPIPE;
         }
@@ -159,7 +172,8 @@ int main(int argc, char **argv)
         pthread_join(t, NULL);
         printf("children=%d hung=%d\n", n, hung);
     } else {
-        printf("children=%d signaled=%d files=%d\n", n, signaled, count_files());
+        printf("children=%d %s=%d files=%d\n", n, ignore ? "gone" : "signaled", signaled,
+               count_files());
     }
     return 0;
 }
