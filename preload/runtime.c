@@ -78,9 +78,10 @@ void runtime_sweep_stale(void) { socket_cleanup_stale(socket_dir, socket_path); 
  * it (a signal: a fork-per-connection server's child killed by SIGPIPE) would leave it behind,
  * one file per child; so the child's name is the parent's with the child's pid
  * (proflink-<child pid>-<the parent's suffix>.sock) and the parent, which reaps its children,
- * removes the file of each child it reaps (runtime_reap_child, from hooks/wait.c). Children of
- * a parent that does not wait (SIGCHLD ignored) are left to the sweep of dead processes' files
- * (socket_cleanup.c). */
+ * removes the file of each child it reaps (runtime_reap_child, from hooks/children.c), or,
+ * when it never waits (SIGCHLD ignored), of its recent children that are gone by its next fork
+ * or its exit (runtime_forked_child). Older children of such a parent are left to the sweep of
+ * dead processes' files (socket_cleanup.c). */
 void runtime_fork_child(void)
 {
     const struct config *cfg = &proflink_config;

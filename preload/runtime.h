@@ -33,7 +33,7 @@ const char *runtime_socket_path(void);
  * program installed a seccomp filter. */
 void runtime_remove_socket(void);
 
-/* The program reaped its child pid (hooks/wait.c): removes the socket file the child left if it
+/* The program reaped its child pid (hooks/children.c): removes the socket file the child left if it
  * died without removing it (a signal, a raw exit_group). Async-signal-safe; preserves errno. */
 void runtime_reap_child(int pid);
 /* The program forked child pid (hooks/children.c): recorded, and the files of the children
