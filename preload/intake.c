@@ -39,15 +39,15 @@
  *
  * Nothing here waits for anything but the socket and, when the ring is full, room in it; no
  * lock, no write, no callback. The only system calls: the receives (one per datagram and one
- * that finds the queue empty), and a futex wake when the reader sleeps with nothing pending
- * (the first batch of a burst).
+ * that finds the queue empty), each after an fstat (see Descriptors), and a futex wake when the
+ * reader sleeps with nothing pending (the first batch of a burst).
  *
  * Descriptors: the program may close our socket and get its number back for a file of its own
  * at any moment (daemons, closefrom, fclose's internal close, io_uring, an inline system call:
  * not every close passes a hook), and a receive on that number would steal its data. So the
  * thread checks, right before each receive, that the number still names the socket it was given
- * (fd_identity.h: device and inode), with nothing in between; a number
- * that names another file ends the intake (the reader says so once). A receive already blocked
+ * (fd_identity.h: device and inode), with nothing in between; a number that names another file
+ * ends the intake (the reader says so once). A receive already blocked
  * is safe either way: the kernel holds the original file for that call. What is left is the
  * instant between the check and the receive that follows it, two consecutive system calls of
  * this thread: the kernel offers no receive that names a file rather than a number.
