@@ -109,7 +109,7 @@ static int target_main(const char *mode)
         pthread_t t;
         pthread_create(&t, NULL, ender, NULL);
     }
-    /* fifo: PROFLINK_FIFO started the reader */
+    /* fifo: with PROFLINK_FIFO the reader starts at the first poll below (a server's first wait) */
     printf("ready %d\n", ok);
     fflush(stdout);
     static unsigned char buf[1 << 16];

@@ -28,10 +28,10 @@
 
 #include "export.h"
 #include "fd_closing.h"
-#include "fork_sequence.h"
 #include "http_conn.h"
 #include "http_thread.h"
 #include "next_symbol.h"
+#include "reader_lazy.h"
 #include "runtime_state.h"
 
 #ifdef __GLIBC__
@@ -125,9 +125,11 @@ static uint64_t socket_inode(int fd)
 
 /* A wait: requests other threads answered meanwhile end here, before and after it. The
  * request a thread has open stays shown across its waits (an event loop continues it after a
- * zero-timeout poll). */
+ * zero-timeout poll). A server's wait for work is also when proflink's threads may start, if
+ * something consumes messages (reader_lazy.h). */
 static int around_wait(int r)
 {
+    reader_kick();
     if (__builtin_expect(http_thread_notes != 0, 0)) {
         int saved = errno;
         http_thread_refresh();
@@ -138,11 +140,16 @@ static int around_wait(int r)
 
 static int after_accept(int fd)
 {
-    if (fd >= 0 && atomic_load_explicit(&proflink_http_reading, memory_order_relaxed)) {
+    /* Sandboxed (the program installed a seccomp filter): no connection is tracked from then
+     * on, so no hook makes a system call of its own (the type checks below are two) and every
+     * read takes the plain path; an allowlist written for the program keeps it alive. */
+    if (fd >= 0 && atomic_load_explicit(&proflink_http_reading, memory_order_relaxed) &&
+        !runtime_sandboxed()) {
         int saved = errno;
-        /* a raw clone child that serves requests may never use the library otherwise: one
-         * getpid per connection, next to the accept's own system call (fork_sequence.h) */
-        fork_sequence_check_process();
+        /* No fork_sequence_check_process here: a raw clone child that only serves did not ask
+         * for a socket of its own, and setting it up allocates, which hangs in a copy whose
+         * allocator lock a parent thread held (fork_sequence.h). It follows its connections in
+         * its own memory all the same (the table's leaves are mmap'ed). */
         if (is_http_stream(fd))
             http_conn_open(fd, socket_inode(fd));
         errno = saved;

@@ -15,6 +15,7 @@
 #include "fork_sequence.h"
 #include "hooks.h"
 #include "provider.h"
+#include "reader_lazy.h"
 #include "runtime_state.h"
 #include "thread_records.h"
 
@@ -46,6 +47,7 @@ BRIDGE int proflink_create_with_records(create_fn next, pthread_t *t, const pthr
     if (!runtime_active())
         return next(t, a, fn, arg);
     provider_check(); /* a JVM creates threads after its agent's library published (provider.h) */
+    reader_kick(); /* the program becomes multi-threaded: ours may start now (reader_lazy.h) */
     struct trace_ctx ctx;
     const struct thread_block *from = thread_initial_context(&ctx);
     struct thread_block *b = thread_block_new(&ctx, from);

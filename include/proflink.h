@@ -164,11 +164,13 @@ typedef struct proflink_message {
  * A replacement is race-free (fn is never called with another fn's user pointer), but one call
  * of the old pair that had already started may still run just after this returns.
  *
- * The reader thread is started only when something consumes messages: PROFLINK_FIFO, or the
- * first call of this function, proflink_end_transaction, proflink_samples_delay_ms or
- * proflink_host_id (that first call pays one pthread_create). Until then the process stays as
- * single-threaded as the program made it (unshare(CLONE_NEWUSER), setns() and per-thread
- * credentials need that), and the kernel keeps the first few datagrams in the socket. */
+ * The reader thread is started only when the process asks for messages: the first call of this
+ * function, proflink_end_transaction, proflink_samples_delay_ms or proflink_host_id (that first
+ * call pays one pthread_create), or, with PROFLINK_FIFO set (or in a fork child of a process
+ * whose reader ran), the program's first pthread_create or wait for work (accept, poll, ...).
+ * Until then the process stays as single-threaded as the program made it
+ * (unshare(CLONE_NEWUSER), setns() and per-thread credentials need that), and the kernel keeps
+ * the first few datagrams in the socket. */
 typedef void (*proflink_message_fn)(const proflink_message *msg, void *user);
 void proflink_set_message_callback(proflink_message_fn fn, void *user);
 

@@ -18,8 +18,9 @@
  *   5. fifo             the pipe's lock.
  *   6. deferral         the id table's lock.
  *   R. (child only)     reader_fork_child (the parent's reader and sockets are not ours),
- *                       stats_reset, runtime_fork_child (own socket, storage, OTel context,
- *                       and the reader thread if the parent had one).
+ *                       stats_reset, runtime_fork_child (own socket, storage, OTel context;
+ *                       the reader's threads start later, when the child asks: reader_lazy.h,
+ *                       so that the child stays single-threaded for unshare and setns).
  * Why this order: a lock held while publishing (1, 2) comes before the data locks (3-6) that a
  * publication might one day take, never after. Today no proflink lock is taken while another
  * is held (each guards a copy or one non-blocking system call and is released before anything
@@ -28,11 +29,10 @@
  * time, and prepare simply waits for them. Not taken, and why: the OTel context's publication
  * flag is a try-lock its users never wait on (1 and 2 cover both of its multi-threaded users;
  * the child clears it, otel_process_ctx_after_fork); thread records have no lock. Step R runs
- * after 6-2 are released because the child's reader thread, started there, takes them at once.
+ * after 6-2 are released because the child's reader threads, once started, take them.
  *
  * The fork-child rule (every X_fork_child follows it): the child handler may allocate, with the
- * C library (malloc, free, and pthread_create for the reader, which allocates the thread's TLS
- * through malloc); it may not take a lock prepare did not take (a parent thread may have held
+ * C library (malloc, free; it creates no thread); it may not take a lock prepare did not take (a parent thread may have held
  * it when fork copied the memory), and may not wait. Allocating is safe because glibc and musl
  * take their allocator's locks after the prepare handlers and make it consistent in the child
  * before the child handlers run (glibc's fork.c says so: fork handlers may use malloc). A

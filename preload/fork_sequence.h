@@ -31,8 +31,10 @@ void fork_sequence_orphan_child(void);
  *     (proflink_set_attribute);
  *   - the message and pull API: proflink_set_message_callback, proflink_samples_delay_ms,
  *     proflink_host_id, proflink_end_transaction, proflink_take_transactions,
- *     proflink_transactions_fd, proflink_flush_transactions;
- *   - accept/accept4 while HTTP traceparent reading is on (PROFLINK_HTTP).
+ *     proflink_transactions_fd, proflink_flush_transactions.
+ * Not accept (HTTP reading): a copy that only serves did not ask for a socket of its own, and a
+ * set-up allocates, which hangs in a copy whose allocator lock a parent thread held at the
+ * copy (MALLOC_ARENA_MAX=1, musl); the copy keeps naming its parent's socket and leaves no file.
  * Not exec*, _exit, exit or set*id: they are what a vfork() child (another process in its
  * parent's memory) calls, and a set-up there would overwrite its parent's state; they already
  * leave the parent's socket file alone (only its creator removes or chowns it). Not while

@@ -39,26 +39,29 @@
  *
  * Nothing here waits for anything but the socket and, when the ring is full, room in it; no
  * lock, no write, no callback. The only system calls: the receives (one per datagram and one
- * that finds the queue empty), and a futex wake when the reader sleeps with nothing pending
- * (the first batch of a burst).
+ * that finds the queue empty), each after an fstat (see Descriptors), and a futex wake when the
+ * reader sleeps with nothing pending (the first batch of a burst).
  *
  * Descriptors: the program may close our socket and get its number back for a file of its own
  * at any moment (daemons, closefrom, fclose's internal close, io_uring, an inline system call:
  * not every close passes a hook), and a receive on that number would steal its data. So the
- * thread first gives itself a descriptor table of its own holding nothing but the socket
- * (close_range(CLOSE_RANGE_UNSHARE), Linux 5.9): the program's closes, dups and opens act on
- * the shared table and cannot reach the number this thread receives on, and the socket lives
- * on, still receiving, after the program closed its own number for it. The copy holds only the
- * descriptors up to the socket's number, and this thread closes those at once: it never keeps
- * a file of the program's open (a pipe's reader would miss its EOF), and the closes, made on
- * another table, release none of the program's record locks (those belong to a table).
- * Measured: the identity check this replaces, an fstat before every receive, cost about 5-10%
- * of what was received (bench/intake.c, one alternated run: 0.77/0.85/1.01 and 0.92/0.90/0.94
- * of the bare loop with it, 0.97/0.89/0.97 and 1.00/0.93/0.96 without).
- * Where the kernel refuses (older than 5.9, a seccomp profile that denies close_range), the
- * thread shares the table and falls back to that check before every receive, with nothing in
- * between (fd_identity.h), so one datagram per check; a receive already blocked is safe either way (the kernel holds the
- * original file for that call). */
+ * thread checks, right before each receive, that the number still names the socket it was given
+ * (fd_identity.h: device and inode), with nothing in between; a number that names another file
+ * ends the intake (the reader says so once). A receive already blocked
+ * is safe either way: the kernel holds the original file for that call. What is left is the
+ * instant between the check and the receive that follows it, two consecutive system calls of
+ * this thread: the kernel offers no receive that names a file rather than a number.
+ * Not a descriptor table of its own (close_range(CLOSE_RANGE_UNSHARE), as this thread once
+ * did): the kernel makes one by copying the program's table, at least its first 64 numbers,
+ * and each copy closed (at once, or with the thread) is a close of the program's file: a FUSE
+ * or NFS file gets a FLUSH (a partial file written back, or a wait on a slow server) and a
+ * pipe's reader waits for its EOF until the copy is gone. proflink never duplicates or closes
+ * a descriptor it did not open. The check costs about a tenth of what is received
+ * (bench/intake.c, ratios of all rounds' totals to the bare loop, callback/FIFO/pull idle and
+ * busy, two alternated runs: 0.89/1.02/1.00/0.78/0.85/0.88 and 0.93/0.92/1.01/1.13/1.01/1.06
+ * with it, 1.13/0.98/0.96/0.93/1.13/0.93 and 1.29/1.21/1.32/1.16/1.19/0.94 with the private
+ * table; an earlier single run: 0.77/0.85/1.01 and 0.92/0.90/0.94 against 0.97/0.89/0.97 and
+ * 1.00/0.93/0.96). */
 #include "intake.h"
 
 #include <errno.h>
@@ -88,15 +91,6 @@
 
 _Static_assert(PENDING_HOSTS >= RECV_BATCH, "a receive batch never lacks host id slots");
 _Static_assert(PENDING_HOST_MAX >= RECV_MAX, "a host id always fits its slot");
-
-/* Linux's ABI values (linux/close_range.h, asm-generic/unistd.h): musl's toolchain has no kernel
- * headers, and the number is the same on x86_64 and aarch64. */
-#ifndef SYS_close_range
-#define SYS_close_range 436
-#endif
-#ifndef CLOSE_RANGE_UNSHARE
-#define CLOSE_RANGE_UNSHARE (1u << 1)
-#endif
 
 static int sock = -1;
 static struct fd_identity sock_id;
@@ -165,19 +159,6 @@ static void *end(int err)
     return NULL;
 }
 
-/* Gives this thread a descriptor table of its own that holds only the socket (see the top). 1
- * when it has one; 0 when the kernel refused and the table is still the program's. Made with
- * the instruction itself: proflink's own close_range interposer (hooks/fd_reuse.c) is for the
- * program's closes, which these are not. */
-static int own_table(void)
-{
-    if (raw_syscall4(SYS_close_range, sock + 1, ~0u, CLOSE_RANGE_UNSHARE, 0) != 0)
-        return 0;
-    if (sock > 0)
-        raw_syscall4(SYS_close_range, 0, sock - 1, 0, 0);
-    return 1;
-}
-
 /* Receives up to max datagrams into bufs and lens: the first waits (with no timeout), the
  * others take only what is queued already. How many, or -1 with errno when the first failed (a
  * later failure, EAGAIN at the end of the queue, ends the batch and recurs on the next call if
@@ -189,7 +170,10 @@ static int receive(unsigned max)
     unsigned n = 0;
     long flags = MSG_TRUNC; /* the whole length, so that a cut datagram shows */
     while (n < max) {
-        long r = raw_syscall6(SYS_recvfrom, sock, (long)bufs[n], RECV_MAX, flags, 0, 0);
+        /* the number still names our socket, right before each receive (see the top) */
+        long r = fd_identity_same(sock, &sock_id)
+                     ? raw_syscall6(SYS_recvfrom, sock, (long)bufs[n], RECV_MAX, flags, 0, 0)
+                     : -EBADF;
         if (r < 0) {
             if (!n) {
                 errno = (int)-r;
@@ -207,20 +191,13 @@ void *intake_main(void *arg)
 {
     (void)arg;
     prctl(PR_SET_NAME, "proflink-intake", 0, 0, 0);
-    int own = own_table();
-    /* once, in our own table: the program may have reused the number before the unshare */
-    if (own && !fd_identity_same(sock, &sock_id))
-        return end(EBADF); /* our copy of the program's file goes with this thread's table */
     for (;;) {
         unsigned room = pending_room(RECV_BATCH);
         if (!room) {
             pending_wait_room();
             continue;
         }
-        if (!own && !fd_identity_same(sock, &sock_id))
-            return end(EBADF);
-        /* sharing the program's table, one receive per identity check */
-        int n = receive(own ? room : 1);
+        int n = receive(room);
         if (n > 0 && provider_relaying()) { /* another provider owns the format (provider.h) */
             for (int i = 0; i < n; i++)
                 provider_relay(bufs[i], lens[i] > RECV_MAX ? RECV_MAX : (size_t)lens[i]);

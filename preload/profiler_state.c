@@ -62,6 +62,8 @@ static size_t host_id_len;
 
 void profiler_registered(uint32_t samples_delay_ms, const char *id, size_t len)
 {
+    if (samples_delay_ms > SAMPLES_DELAY_MAX_MS)
+        samples_delay_ms = SAMPLES_DELAY_MAX_MS;
     atomic_store_explicit(&delay_ms, samples_delay_ms, memory_order_relaxed);
     if (!id)
         return; /* minor 1 carries no host id: the last one known stays */

@@ -1,6 +1,6 @@
 /* raw_syscall.h — a system call made with the instruction itself, for the futex waits and
- * wakes between proflink's threads (wakeup.c) and the intake thread's own descriptor table
- * (intake.c).
+ * wakes between proflink's threads (wakeup.c), the intake thread's receives (intake.c) and a
+ * renameat2 the musl toolchain has no wrapper for (socket.c).
  *
  * Why not syscall(): in the preloaded library that name is proflink's own interposer
  * (hooks/seccomp.c), which reads its arguments through va_arg; in proflink's own threads, which

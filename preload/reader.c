@@ -203,7 +203,7 @@ void reader_configure(const char *fifo, uint32_t capacity, int is_auto, int alwa
     hold_always = always;
 }
 
-/* Everything but the threads (reader_lazy.h). */
+/* Everything but the threads (reader_lazy.h). pid: the process this socket is for. */
 int reader_start(int sock_fd)
 {
     if (sock_fd < 0)
@@ -212,9 +212,24 @@ int reader_start(int sock_fd)
     pid = (int)getpid();
     fifo_init(fifo_path);
     atomic_store_explicit(&state, IDLE, memory_order_release);
+    /* something consumes already: the threads start at the program's first thread or wait */
     if (fifo_enabled() || had_thread)
-        return reader_ensure_running();
+        atomic_store_explicit(&reader_kick_pending, 1, memory_order_relaxed);
     return 0;
+}
+
+_Atomic int reader_kick_pending;
+
+void reader_kick_slow(void)
+{
+    if (runtime_sandboxed() || !atomic_exchange_explicit(&reader_kick_pending, 0,
+                                                         memory_order_relaxed))
+        return;
+    int saved_errno = errno; /* the program's call: errno is its own */
+    /* a raw clone copy not set up yet: its socket descriptor is its parent's (reader_lazy.h) */
+    if ((int)getpid() == pid)
+        reader_ensure_running();
+    errno = saved_errno;
 }
 
 static int start_thread(void *(*fn)(void *), size_t stack_size)
@@ -280,9 +295,8 @@ void reader_fork_child(void)
 }
 
 /* A failed exec: the program runs on with a new socket (runtime_exec_failed). Only while the
- * threads have not started: a running intake receives on the old socket through a table of
- * its own (or checks the number before each receive), and a number changed under it would
- * reach neither. */
+ * threads have not started: a running intake checks the number before each receive against
+ * the old socket, and a number changed under it would end it. */
 int reader_replace_socket(int sock_fd)
 {
     int s = IDLE;

@@ -12,10 +12,9 @@
 void reader_configure(const char *fifo_path, uint32_t buffer_size, int mode_auto,
                       int hold_always);
 
-/* Prepares the reader to receive on sock_fd (owned by it from now on), and starts the threads
- * when something consumes messages (reader_lazy.h). Called by the constructor and, with a new
- * socket, in a fork child. 0 ok, -1 failed (logged; proflink stays active without message
- * intake). */
+/* Prepares the reader to receive on sock_fd (owned by it from now on); the threads start later
+ * (reader_lazy.h). Called by the constructor and, with a new socket, in a fork child. 0 ok, -1
+ * failed (logged; proflink stays active without message intake). */
 int reader_start(int sock_fd);
 
 /* After a failed exec, the reader takes sock_fd in place of its socket, if its thread has not
@@ -25,7 +24,8 @@ int reader_replace_socket(int sock_fd);
 /* Fork child (fork_sequence.c): the parent's threads do not exist here; its socket is closed
  * (or the child would steal the parent's messages) and what it had received is forgotten (the
  * parent delivers it). The child has no threads until reader_start runs again with the child's
- * own socket; reader_start then starts them at once if the parent had them. */
+ * own socket, and then only once it asks (reader_lazy.h: if the parent's ran, at its first
+ * thread or wait). */
 void reader_fork_child(void);
 
 #endif

@@ -1,22 +1,45 @@
 /* reader_lazy.h — when the reader and intake threads start.
  *
- * A process that consumes no profiler message must stay as single-threaded as it was: the
- * kernel refuses unshare(CLONE_NEWUSER) and setns() into a mount namespace to a process with
- * two threads, which breaks sandboxes and container tools run under a system-wide preload. So
- * reader_start (reader.h) prepares everything (the socket) but creates the threads
- * only when something will consume what it receives:
- *   - at once, when PROFLINK_FIFO is set (a consumer is waiting), or in a fork child whose
- *     parent had it;
- *   - otherwise on the first call of the message-side API (proflink_set_message_callback,
- *     proflink_end_transaction, proflink_samples_delay_ms, proflink_host_id).
- * Until then datagrams wait in the socket (the kernel keeps the first 11; the profiler drops
- * the rest) and transactions are delivered at once. Never in a sandboxed process (the program
- * installed a seccomp filter first): the threads' system calls are not the program's. */
+ * A process must stay as single-threaded as the program made it until it asks for profiler
+ * messages itself: the kernel refuses unshare(CLONE_NEWUSER) and setns() into a mount namespace
+ * to a process with two threads, which breaks sandboxes, container tools and nsenter, in a
+ * process started with an inherited PROFLINK_FIFO as in a fork child of a process whose threads
+ * ran. So reader_start (reader.h) prepares everything (the socket) and creates no thread; they
+ * start:
+ *   - on the first call of the message-side API (proflink_set_message_callback,
+ *     proflink_end_transaction, proflink_samples_delay_ms, proflink_host_id,
+ *     proflink_transactions_fd, ...): reader_ensure_running;
+ *   - when something already consumes messages (PROFLINK_FIFO is set, or a fork child inherited
+ *     its parent's running reader: a callback, held transactions), at the program's first
+ *     pthread_create (it becomes multi-threaded anyway) or its first wait for work (accept,
+ *     epoll_wait, poll, select and the like: a server): reader_kick. A single-threaded program
+ *     that does neither keeps its datagrams in its socket (the kernel keeps the first 11; the
+ *     profiler drops the rest) until it calls the API.
+ * Never in a sandboxed process (the program installed a seccomp filter first): the threads'
+ * system calls are not the program's. Never in a copy of the process made without fork
+ * handlers (a raw clone) that was not set up: its descriptor is its parent's socket. */
 #ifndef PROFLINK_READER_LAZY_H
 #define PROFLINK_READER_LAZY_H
 
-/* Starts the reader and intake threads if they are not running yet. Any thread; never waits for another
- * caller that is starting it. 0 running (or being started), -1 cannot run. */
+#include <stdatomic.h>
+
+/* Starts the reader and intake threads if they are not running yet. Any thread; never waits for
+ * another caller that is starting it. 0 running (or being started), -1 cannot run. */
 int reader_ensure_running(void);
+
+/* 1 while something consumes messages and the threads wait for the program's first thread or
+ * wait (see the top). Relaxed: a stale 1 only costs one more call of reader_kick_slow, which
+ * takes the flag with an exchange. */
+extern _Atomic int reader_kick_pending;
+void reader_kick_slow(void);
+
+/* The program creates a thread or waits for work: start the threads if something consumes
+ * messages. One load when nothing waits. Not from a signal handler: the first start creates
+ * threads (the program's own first wait or thread creation is never made from one). */
+static inline void reader_kick(void)
+{
+    if (__builtin_expect(atomic_load_explicit(&reader_kick_pending, memory_order_relaxed), 0))
+        reader_kick_slow();
+}
 
 #endif

@@ -19,7 +19,8 @@ int runtime_publish(const struct config *cfg);
 void runtime_sweep_stale(void);
 
 /* Fork child (fork_sequence.c, step R): its own socket, storage, OTel context (a new
- * service.instance.id) and reader before fork() returns. On failure proflink turns off in the
+ * service.instance.id) and reader (its threads start later: reader_lazy.h) before fork()
+ * returns. On failure proflink turns off in the
  * child (logged). runtime_fork_child_sandboxed: the same for a child of a sandboxed process,
  * which makes no system call: it only unpublishes and turns off. */
 void runtime_fork_child(void);
@@ -31,6 +32,14 @@ const char *runtime_socket_path(void);
 /* Removes our socket file (exit paths). Only the process that created it, never after the
  * program installed a seccomp filter. */
 void runtime_remove_socket(void);
+
+/* The program reaped its child pid (hooks/children.c): removes the socket file the child left if it
+ * died without removing it (a signal, a raw exit_group). Async-signal-safe; preserves errno. */
+void runtime_reap_child(int pid);
+/* The program forked child pid (hooks/children.c): recorded, and the files of the children
+ * recorded earlier that are gone by now (reaped by the kernel: SIGCHLD ignored) are removed.
+ * Preserves errno. */
+void runtime_forked_child(int pid);
 
 /* exec: remove the file before, and if the exec returned (failed) publish a new socket. */
 void runtime_exec_prepare(void);

@@ -39,7 +39,7 @@ static int name_pid(const char *name)
     return pid;
 }
 
-static int nobody_bound(const char *path)
+int socket_nobody_bound(const char *path)
 {
     int fd = fd_above_stdio(socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
     if (fd < 0)
@@ -72,7 +72,7 @@ static int is_stale(int dirfd, const char *dir, const char *name, const char *ow
     if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path ||
         !strcmp(path, own_path))
         return 0;
-    return nobody_bound(path);
+    return socket_nobody_bound(path);
 }
 
 void socket_cleanup_stale(const char *dir, const char *own_path)

@@ -21,7 +21,8 @@ check=("${demo[@]}"
        nginx "real daemons, HTTP reading" memcached "real daemons" curl "HTTP clients of the tests"
        passwd "useradd: a second user" git "system-wide tests" procps "pgrep: finding child processes"
        python3-venv "the Python integration's test virtualenv"
-       gunicorn "HTTP matrix" python3-uvicorn "HTTP matrix" python3-aiohttp "HTTP matrix")
+       gunicorn "HTTP matrix" python3-uvicorn "HTTP matrix" python3-aiohttp "HTTP matrix"
+       python3-fuse "a FUSE file system that logs FLUSH (host_safety tests)")
 
 case $goal in
     build) want=("${build[@]}") ;;

@@ -19,7 +19,7 @@ teardown() {
 }
 
 @test "started with fds 0-2 closed: the program's stdout and data files get only its own bytes" {
-    # PROFLINK_FIFO starts the reader at once (its threads, FIFO); info level makes it log
+    # PROFLINK_FIFO starts the reader at the program's first wait (its threads, FIFO); info level makes it log
     # the registration sent below, after the program has put its data file on fd 2
     mkfifo -m 600 "$BATS_TEST_TMPDIR/records.fifo"
     exec 7<>"$BATS_TEST_TMPDIR/records.fifo" # a reader all along (read-write: never blocks)

@@ -33,6 +33,12 @@ start_msg_target() {
     SOCK=
     [[ " $* " == *" ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=false "* ]] ||
         SOCK=$(socket_of "$TARGET_PID")
+    # a FIFO's records start at the program's first wait for work or thread (reader_lazy.h):
+    # the target waits once, as the server it stands for would
+    if [[ " $* " == *" PROFLINK_FIFO="* ]]; then
+        cmd poll
+        wait_for_line "$OUT" '^polled$'
+    fi
 }
 
 # api_start — a first message-side API call (proflink_samples_delay_ms), which starts the reader

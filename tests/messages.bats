@@ -87,6 +87,28 @@ PY
     grep -qxF "host len=254 id=$(printf '\xc3\xa9%.0s' $(seq 127))" "$OUT"
 }
 
+@test "a registration's delay is bounded to 60 s; the callback still sees what was sent" {
+    start_msg_target
+    cmd cb
+    wait_lines '^ok cb' 1
+    send reg 4294967295 # 49.7 days of held transactions if taken as sent
+    wait_stat registrations 1
+    cmd delay
+    wait_lines '^delay ' 1
+    grep -qx 'delay 60000' "$OUT"
+    grep -qE '^msg registration .* delay=4294967295 ' "$OUT"
+    send reg 60001
+    wait_stat registrations 2
+    cmd delay
+    wait_lines '^delay ' 2
+    [ "$(grep -c '^delay 60000$' "$OUT")" -eq 2 ]
+    send reg 59999
+    wait_stat registrations 3
+    cmd delay
+    wait_lines '^delay ' 3
+    grep -qx 'delay 59999' "$OUT"
+}
+
 @test "truncated, oversized and unknown datagrams are discarded, counted, never delivered" {
     start_msg_target
     cmd cb
@@ -208,9 +230,9 @@ PY
     [ "$(find /proc/"$TARGET_PID"/task -mindepth 1 -maxdepth 1 | wc -l)" -eq 3 ]
 }
 
-@test "a FIFO starts the reader at once, before any API call; a TRACEPARENT alone does not" {
+@test "a FIFO starts the reader at the program's first wait, before any API call; a TRACEPARENT alone does not" {
     mkfifo -m 600 "$BATS_TEST_TMPDIR/fifo"
-    start_msg_target PROFLINK_FIFO="$BATS_TEST_TMPDIR/fifo"
+    start_msg_target PROFLINK_FIFO="$BATS_TEST_TMPDIR/fifo" # it polls once (message_helpers)
     for _ in $(seq 50); do reader_tid "$TARGET_PID" >/dev/null && break; sleep 0.05; done
     reader_tid "$TARGET_PID"
     stop_msg_target
@@ -246,7 +268,7 @@ PY
     done
 }
 
-@test "a forked child gets its own reader and socket; each process receives its own messages" {
+@test "a forked child gets its own socket, and its own reader at its first wait; each process receives its own messages" {
     not_emulated "qemu-user aborts when a multithreaded guest forks"
     start_msg_target
     cmd cb

@@ -11,8 +11,11 @@
  *                                 deferred=D now=I"; each delivery prints a txn line PREFIX-i
  *   stats | delay | host | count  proflink_get_stats / _samples_delay_ms / _host_id / callbacks
  *   fork SECS                     fork; the child prints "child pid=P", serves no commands,
+ *                                 waits for work once (poll, 0 ms: a worker's first wait),
  *                                 lives SECS seconds, prints "child-stats …" and exits 0; the
  *                                 parent prints "forked child=P"
+ *   poll                          waits for work once, as a server does (poll, no descriptor,
+ *                                 0 ms): "polled"
  *   waitchild                     "child-exit status=S"
  *   flip MS                       a thread replaces the callback for MS ms, alternating two
  *                                 {fn, user} pairs, while messages flow: "flipped"
@@ -400,6 +403,7 @@ static void fd_reuse(const uint8_t *t, const uint8_t *x)
 static void run_child(unsigned secs)
 {
     out("child pid=%d", (int)getpid());
+    poll(NULL, 0, 0);
     struct timespec ts = {secs, 0};
     nanosleep(&ts, NULL);
     char prefix[64];
@@ -609,6 +613,9 @@ int main(void)
             int status = -1;
             waitpid(p, &status, 0);
             out("forkpull-exit %d", status);
+        } else if (!strcmp(c, "poll")) {
+            poll(NULL, 0, 0);
+            out("polled");
         } else if (!strcmp(c, "sleep") && argc == 2) {
             usleep((useconds_t)atoi(argv[1]) * 1000);
             out("slept");

@@ -1,9 +1,11 @@
 /* target_closed_stdio — a program meant to be started with descriptors 0-2 closed. It opens
  * DIR/f0, DIR/f1, DIR/f2 (which then get the numbers 0, 1 and 2, as the program expects), writes
  * "fN opened as fd X" into each, creates DIR/ready, waits (at most SECONDS) for DIR/go, then
- * writes "stdout line" to fd 1 (its "stdout": f1) and "end fN" into each file, and exits 0.
+ * writes "stdout line" to fd 1 (its "stdout": f1) and "end fN" into each file, and exits 0. It
+ * waits with poll, as a server does (a preloaded library may start its threads there).
  * usage: target_closed_stdio DIR SECONDS */
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +36,7 @@ int main(int argc, char **argv)
     close(open(path, O_WRONLY | O_CREAT, 0600));
     snprintf(path, sizeof path, "%s/go", argv[1]);
     for (int t = 0; t < atoi(argv[2]) * 20 && access(path, F_OK) != 0; t++)
-        nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+        poll(NULL, 0, 50);
     put(1, "stdout line\n");
     for (int i = 0; i < 3; i++) {
         snprintf(line, sizeof line, "end f%d\n", i);

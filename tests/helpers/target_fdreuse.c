@@ -2,7 +2,9 @@
  * at start) and reuses the lowest number for its own datagram socket. Whatever a preloaded
  * library kept open is gone; the library must not read from, write to or close the number
  * the program now owns. usage: target_fdreuse SOCKET_PATH EXPECTED
- * Prints "fd N" once its socket is bound, then "got K" after EXPECTED datagrams (or 5 s). */
+ * Prints "fd N" once its socket is bound, then "got K" after EXPECTED datagrams (or 5 s). It
+ * first waits with poll, as a server does (a preloaded library may start its threads there). */
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +18,7 @@ int main(int argc, char **argv)
     if (argc < 3)
         return 2;
     int expected = atoi(argv[2]);
-    usleep(300000);
+    poll(NULL, 0, 300);
     for (int fd = 3; fd < 1024; fd++)
         close(fd);
     int s = socket(AF_UNIX, SOCK_DGRAM, 0);

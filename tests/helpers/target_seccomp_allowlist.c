@@ -1,6 +1,6 @@
 /* target_seccomp_allowlist — a program that sandboxes itself with a strict allowlist, as
  * hardened services do, then writes and exits.
- * usage: target_seccomp_allowlist prctl|syscall exit|_exit [api|api-early]
+ * usage: target_seccomp_allowlist prctl|syscall exit|_exit [api|api-early|serve]
  * Installs (after PR_SET_NO_NEW_PRIVS) a filter that allows only write, exit, exit_group,
  * rt_sigreturn, brk, mmap, munmap and futex and kills the process for anything else, through
  * prctl(PR_SET_SECCOMP) or syscall(SYS_seccomp). Then writes "sandboxed" and ends with exit(6)
@@ -9,17 +9,24 @@
  * proflink's API (found with dlsym before the filter; absent without the library), and prints
  * "api rc=R delivered=D" (D: the transaction callback ran before the end call returned).
  * "api-early" sets the callback before the filter (proflink's threads start then), ends the
- * transaction after it, and waits up to 3 s for its delivery by proflink's reader. */
+ * transaction after it, and waits up to 3 s for its delivery by proflink's reader.
+ * "serve" listens on 127.0.0.1 (a port the kernel picks, printed as "port N" before the
+ * filter), also allows accept, accept4, read, recvfrom, sendto and close, then serves one HTTP
+ * request (answering "200 served") before it ends: an HTTP server that sandboxes itself. */
+#include <arpa/inet.h>
 #include <dlfcn.h>
+#include <netinet/in.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "listen_local.h"
 #include "proflink.h"
 
 /* The kernel ABI (linux/filter.h, linux/seccomp.h, linux/audit.h) spelled out, so that the
@@ -87,24 +94,32 @@ int main(int argc, char **argv)
     int (*end_txn)(const uint8_t *, const uint8_t *, uint8_t, proflink_transaction_fn, void *) =
         (int (*)(const uint8_t *, const uint8_t *, uint8_t, proflink_transaction_fn,
                  void *))dlsym(RTLD_DEFAULT, "proflink_end_transaction");
-    struct sock_filter insns[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, THIS_ARCH, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        ALLOW(SYS_write),
-        ALLOW(SYS_exit),
-        ALLOW(SYS_exit_group),
-        ALLOW(SYS_rt_sigreturn),
-        ALLOW(SYS_brk),
-        ALLOW(SYS_mmap),
-        ALLOW(SYS_munmap),
-        ALLOW(SYS_futex),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-    };
+    int serve = argc == 4 && !strcmp(argv[3], "serve");
+#define ALLOW_ALWAYS                                                                                \
+    ALLOW(SYS_write), ALLOW(SYS_exit), ALLOW(SYS_exit_group), ALLOW(SYS_rt_sigreturn),           \
+        ALLOW(SYS_brk), ALLOW(SYS_mmap), ALLOW(SYS_munmap), ALLOW(SYS_futex)
+#define FILTER(...)                                                                                \
+    {BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),                      \
+     BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, THIS_ARCH, 1, 0),                                       \
+     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),                                        \
+     BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)), __VA_ARGS__,          \
+     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS)}
+    struct sock_filter plain[] = FILTER(ALLOW_ALWAYS);
+    struct sock_filter server[] =
+        FILTER(ALLOW_ALWAYS, ALLOW(SYS_accept), ALLOW(SYS_accept4), ALLOW(SYS_read),
+               ALLOW(SYS_recvfrom), ALLOW(SYS_sendto), ALLOW(SYS_close));
+    struct sock_filter *insns = serve ? server : plain;
+    size_t n_insns = serve ? sizeof server / sizeof server[0] : sizeof plain / sizeof plain[0];
+    int ls = -1, port = 0;
+    if (serve) {
+        if ((ls = listen_local_any(4, &port)) < 0)
+            return 4;
+        printf("port %d\n", port);
+        fflush(stdout);
+    }
     if (early && set_cb)
         set_cb(on_message, NULL); /* proflink's threads start here, before the filter */
-    struct sock_fprog prog = {.len = sizeof insns / sizeof insns[0], .filter = insns};
+    struct sock_fprog prog = {.len = (unsigned short)n_insns, .filter = insns};
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         return 3;
     int rc = !strcmp(argv[1], "prctl")
@@ -114,6 +129,16 @@ int main(int argc, char **argv)
         return 3;
     const char msg[] = "sandboxed\n";
     (void)!write(1, msg, sizeof msg - 1);
+    if (serve) {
+        int c = accept(ls, NULL, NULL);
+        char req[4096];
+        ssize_t got = c >= 0 ? read(c, req, sizeof req) : -1;
+        static const char reply[] = "HTTP/1.0 200 OK\r\nContent-Length: 7\r\n\r\nserved\n";
+        if (got > 0)
+            (void)!write(c, reply, sizeof reply - 1);
+        close(c);
+        (void)!write(1, got > 0 ? "served\n" : "not served\n", got > 0 ? 7 : 11);
+    }
     if (api || early) {
         int rc = -2;
         if (set_cb && end_txn) {

@@ -1,0 +1,209 @@
+#!/usr/bin/env bats
+# shellcheck shell=bash
+# variants: glibc musl
+# Never harm the host: each test reproduces a way proflink once changed what a program saw (a
+# file's mode, a seccomp kill, a multi-threaded fork child, a hang, a flushed file, files left
+# behind), and runs it with and without the library: the results must be the same.
+load helpers
+
+setup() {
+    setup_sockdir
+    PIDS=()
+}
+
+teardown() {
+    teardown_mount
+    stop_pids "${PIDS[@]}"
+    rm -rf "$SOCKDIR"
+}
+
+# ---- a failed exec and the program's umask ----------------------------------------------------
+
+@test "a failed exec in one thread never changes the modes of files another thread creates" {
+    local files=$BATS_TEST_TMPDIR/files
+    mkdir "$files"
+    run "$HELPERS/target_exec_umask" "$files" 2000
+    echo "without: $output"
+    [[ "$output" == *" bad=0 umask=022 socket=none" ]]
+    # each failed exec recreates the socket (README: fork, exec) while the other thread runs
+    run env LD_PRELOAD="$LIB" "$HELPERS/target_exec_umask" "$files" 2000
+    echo "with: $output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *" bad=0 umask=022 socket=0600" ]]
+}
+
+@test "a umask that takes the owner's bits still gives a 0600 socket, and stays the program's" {
+    local files=$BATS_TEST_TMPDIR/files
+    mkdir "$files"
+    TARGET_UMASK=0277 run env LD_PRELOAD="$LIB" "$HELPERS/target_exec_umask" "$files" 50
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *" bad=0 umask=277 socket=0600" ]]
+    # nothing of the private directory it was made in is left
+    [ -z "$(find "$SOCKDIR" -mindepth 1 -name '.*')" ]
+}
+
+# ---- a seccomp allowlist and HTTP reading -----------------------------------------------------
+
+# serve_sandboxed [ENV…] — runs target_seccomp_allowlist as a sandboxed HTTP server (under ENV),
+# sends it one request with a traceparent, and leaves its exit status in SERVED_STATUS and what
+# it printed in SERVED_OUT.
+serve_sandboxed() {
+    local out=$BATS_TEST_TMPDIR/server.out port="" reply
+    : >"$out"
+    env "$@" "$HELPERS/target_seccomp_allowlist" prctl exit serve >"$out" 2>&1 3>&- &
+    local pid=$!
+    for _ in $(seq 200); do
+        port=$(sed -n 's/^port //p' "$out")
+        [ -n "$port" ] && break
+        sleep 0.05
+    done
+    [ -n "$port" ]
+    reply=$("$PY" - "$port" <<'PY'
+import socket, sys
+c = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+c.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n"
+          b"traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n\r\n")
+print(c.recv(4096).decode(errors="replace"))
+PY
+)
+    SERVED_STATUS=0
+    wait "$pid" || SERVED_STATUS=$?
+    SERVED_OUT=$(cat "$out")
+    echo "status $SERVED_STATUS reply '$reply' output: $SERVED_OUT"
+}
+
+@test "an HTTP server with a seccomp allowlist serves under PROFLINK_HTTP=1 as without the library" {
+    serve_sandboxed PROFLINK_LOG=warn
+    [ "$SERVED_STATUS" -eq 6 ]
+    [[ "$SERVED_OUT" == *served* ]]
+    serve_sandboxed LD_PRELOAD="$LIB" PROFLINK_HTTP=1
+    # not 159 (SIGSYS): after the filter, proflink's accept hook makes no system call of its own
+    [ "$SERVED_STATUS" -eq 6 ]
+    [[ "$SERVED_OUT" == *"sandboxed"*"served"* ]]
+}
+
+# ---- the intake thread and the program's descriptors ------------------------------------------
+
+# with_flush_fs — mounts tests/fuse_flush_log.py on $MNT, logging to $FLUSHLOG (skips without
+# FUSE); the test's teardown unmounts it.
+with_flush_fs() {
+    [ -c /dev/fuse ] || skip "no /dev/fuse on this machine"
+    "$PY" -c 'import fuse' 2>/dev/null || skip "python3-fuse is not installed (scripts/deps.sh check installs it)"
+    MNT=$BATS_TEST_TMPDIR/mnt FLUSHLOG=$BATS_TEST_TMPDIR/flush.log
+    mkdir "$MNT"
+    : >"$FLUSHLOG"
+    "$PY" "$ROOT/tests/fuse_flush_log.py" "$MNT" "$FLUSHLOG" >"$BATS_TEST_TMPDIR/fuse.out" 2>&1 3>&- &
+    PIDS+=($!)
+    for _ in $(seq 100); do
+        mountpoint -q "$MNT" && return 0
+        sleep 0.05
+    done
+    cat "$BATS_TEST_TMPDIR/fuse.out" >&2
+    return 1
+}
+
+# hold_file [ENV…] — api_hold_file (under ENV) writes a file on the FUSE file system and starts
+# proflink's intake while holding it; FLUSH_BEFORE is what the file system logged then, FLUSH_AFTER
+# what it logged once the program closed the file itself.
+hold_file() {
+    local in=$BATS_TEST_TMPDIR/in out=$BATS_TEST_TMPDIR/hold.out
+    rm -f "$in"
+    mkfifo "$in"
+    : >"$FLUSHLOG"
+    env "$@" "$HELPERS/api_hold_file" "$MNT/held" <"$in" >"$out" 3>&- &
+    local pid=$!
+    exec 6>"$in"
+    wait_for_line "$out" '^intake='
+    HOLD_INTAKE=$(sed -n 's/^intake=//p' "$out")
+    FLUSH_BEFORE=$(grep -c . "$FLUSHLOG" || true)
+    exec 6>&-
+    wait "$pid"
+    grep -qx closed "$out"
+    FLUSH_AFTER=$(grep -c . "$FLUSHLOG" || true)
+    echo "intake=$HOLD_INTAKE flushes while held: $FLUSH_BEFORE, after its close: $FLUSH_AFTER"
+}
+
+teardown_mount() {
+    if [ -n "${MNT:-}" ] && mountpoint -q "$MNT"; then fusermount -u "$MNT" || umount -l "$MNT"; fi
+}
+
+@test "starting the intake never closes a copy of the program's files (FUSE sees no FLUSH)" {
+    with_flush_fs
+    hold_file PROFLINK_LOG=warn
+    [ "$FLUSH_BEFORE" -eq 0 ]
+    [ "$FLUSH_AFTER" -eq 1 ]
+    hold_file LD_PRELOAD="$LIB"
+    [ "$HOLD_INTAKE" -eq 1 ]
+    [ "$FLUSH_BEFORE" -eq 0 ]
+    [ "$FLUSH_AFTER" -eq 1 ]
+}
+
+# ---- namespaces: a process stays single-threaded until it asks for messages -------------------
+
+@test "a fork child of a process whose reader runs can still setns and unshare(CLONE_NEWUSER)" {
+    run "$HELPERS/api_fork_ns" api
+    echo "without: $output"
+    [ "$output" = "threads=1 setns=ok unshare=ok" ]
+    run env LD_PRELOAD="$LIB" "$HELPERS/api_fork_ns" api
+    echo "with: $output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "threads=1 setns=ok unshare=ok" ]
+}
+
+@test "with an inherited PROFLINK_FIFO, fork children and unshare -U / nsenter -m still work" {
+    mkfifo -m 600 "$SOCKDIR/fifo"
+    cat "$SOCKDIR/fifo" >/dev/null 3>&- &
+    PIDS+=($!)
+    run env PROFLINK_FIFO="$SOCKDIR/fifo" LD_PRELOAD="$LIB" "$HELPERS/api_fork_ns"
+    echo "fork child: $output"
+    [ "$output" = "threads=1 setns=ok unshare=ok" ]
+    if [ "$LIBC" = glibc ]; then # the tools are Debian's, glibc programs
+        run env PROFLINK_FIFO="$SOCKDIR/fifo" LD_PRELOAD="$LIB" unshare -U true
+        echo "unshare -U: $status $output"
+        [ "$status" -eq 0 ]
+        run env PROFLINK_FIFO="$SOCKDIR/fifo" LD_PRELOAD="$LIB" nsenter -t "$$" -m true
+        echo "nsenter -m: $status $output"
+        [ "$status" -eq 0 ]
+    fi
+}
+
+# ---- children: raw clones that serve, forks that die ------------------------------------------
+
+@test "raw clone children that accept and answer under PROFLINK_HTTP=1 never hang (MALLOC_ARENA_MAX=1)" {
+    # a parent thread allocates without pause: each copy may take the one arena's lock held, and
+    # hangs if anything in it allocates; proflink must not set up a child from its accept hook
+    run env MALLOC_ARENA_MAX=1 "$HELPERS/target_conn_children" rawclone 100
+    echo "without: $output"
+    [ "$output" = "children=100 hung=0" ]
+    run env MALLOC_ARENA_MAX=1 PROFLINK_HTTP=1 LD_PRELOAD="$LIB" "$HELPERS/target_conn_children" rawclone 100
+    echo "with: $output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "children=100 hung=0" ]
+}
+
+@test "1,000 children of a forking server killed by SIGPIPE leave no socket file behind" {
+    run "$HELPERS/target_conn_children" fork 1000
+    echo "without: $output"
+    [ "$output" = "children=1000 signaled=1000 files=0" ]
+    # each child had a socket of its own (the profiler may attach to it); its parent, which
+    # reaps it, removes the file it left: only the parent's own remains while it runs
+    run env LD_PRELOAD="$LIB" "$HELPERS/target_conn_children" fork 1000
+    echo "with: $output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "children=1000 signaled=1000 files=1" ]
+    [ -z "$(find "$SOCKDIR" -name 'proflink-*')" ]
+}
+
+@test "1,000 children of a forking server that ignores SIGCHLD leave no socket file behind" {
+    run "$HELPERS/target_conn_children" fork-ignore 1000
+    echo "without: $output"
+    [ "$output" = "children=1000 gone=1000 files=0" ]
+    # nobody waits: the parent removes its gone children's files at its next fork, and at exit;
+    # while it runs, its own file and its last child's are left
+    run env LD_PRELOAD="$LIB" "$HELPERS/target_conn_children" fork-ignore 1000
+    echo "with: $output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "children=1000 gone=1000 files=2" ]
+    [ -z "$(find "$SOCKDIR" -name 'proflink-*')" ]
+}
