@@ -55,10 +55,9 @@ static int parse_bool(const char *name, int dflt)
     return dflt;
 }
 
-static void load_log_level(void)
+static void load_log_level(const char *v)
 {
     static const char *names[] = {"off", "error", "warn", "info", "debug"};
-    const char *v = env("PROFLINK_LOG");
     if (!v)
         return;
     for (int i = 0; i <= LOG_DEBUG; i++)
@@ -86,7 +85,7 @@ static void load_mode(struct config *cfg)
 static void load_buffer_size(struct config *cfg)
 {
     const char *v = env(ENV_PREFIX "BUFFER_SIZE");
-    cfg->buffer_size = DEFAULT_BUFFER_SIZE;
+    cfg->buffer_size = DEFAULT_BUFFER_SIZE; /* first page of the struct, written anyway */
     if (!v)
         return;
     char *end;
@@ -102,9 +101,8 @@ static void load_buffer_size(struct config *cfg)
 static void copy_path(const char *name, char *dst, size_t cap)
 {
     const char *v = env(name);
-    dst[0] = 0;
     if (!v)
-        return;
+        return; /* dst stays "" (zeroed memory): an untouched page is never faulted in */
     if (strlen(v) >= cap) {
         log_warn("%s is longer than %zu bytes; ignored", name, cap - 1);
         return;
@@ -138,7 +136,6 @@ static void load_identity(struct config *cfg)
         copy_field("service name", cfg->service_name, buf);
     }
 
-    cfg->service_environment[0] = 0;
     if (attrs && resource_attrs_get(attrs, "deployment.environment.name", buf, sizeof buf) && buf[0])
         copy_field("service environment", cfg->service_environment, buf);
     else if (attrs && resource_attrs_get(attrs, "deployment.environment", buf, sizeof buf) && buf[0])
@@ -146,7 +143,6 @@ static void load_identity(struct config *cfg)
     else if ((v = env("ELASTIC_APM_ENVIRONMENT")))
         copy_field("service environment", cfg->service_environment, v);
 
-    cfg->service_version[0] = cfg->service_namespace[0] = 0;
     if (attrs && resource_attrs_get(attrs, "service.version", buf, sizeof buf))
         copy_field("service version", cfg->service_version, buf);
     else if ((v = env("ELASTIC_APM_SERVICE_VERSION")))
@@ -158,7 +154,6 @@ static void load_identity(struct config *cfg)
 static void load_traceparent(struct config *cfg)
 {
     const char *v = env("TRACEPARENT");
-    cfg->has_traceparent = 0;
     if (!v)
         return;
     if (traceparent_parse(v, &cfg->traceparent) == 0)
@@ -187,28 +182,59 @@ int glob_list_matches(const char *list, const char *path)
     return 0;
 }
 
-static void load_selection(struct config *cfg)
+/* The executable's path (the selection globs match it): read once, only when a glob needs it
+ * or the served configuration does (the default service name). */
+static const char *exe_path(struct config *cfg)
 {
-    const char *inc = env("PROFLINK_INCLUDE"), *exc = env("PROFLINK_EXCLUDE");
-    cfg->selected = 1;
-    if (inc && !glob_list_matches(inc, cfg->exe_path))
-        cfg->selected = 0;
-    if (exc && glob_list_matches(exc, cfg->exe_path))
-        cfg->selected = 0;
+    if (!cfg->exe_read) {
+        ssize_t n = readlink("/proc/self/exe", cfg->exe_path, sizeof cfg->exe_path - 1);
+        cfg->exe_path[n > 0 ? n : 0] = 0;
+        cfg->exe_read = 1;
+    }
+    return cfg->exe_path;
 }
 
-void config_load(struct config *cfg)
+/* Whether INCLUDE/EXCLUDE (as given) leave the program out. */
+static int deselected(struct config *cfg, const char *inc, const char *exc)
 {
-    memset(cfg, 0, sizeof *cfg);
-    load_log_level(); /* the environment's level first, for what the file reader logs */
+    return (inc && !glob_list_matches(inc, exe_path(cfg))) ||
+           (exc && glob_list_matches(exc, exe_path(cfg)));
+}
+
+static const char *env_only(const char *name)
+{
+    const char *v = secure_getenv(name);
+    return v && v[0] ? v : NULL;
+}
+
+int config_decide(struct config *cfg)
+{
+    load_log_level(env_only("PROFLINK_LOG")); /* first, for what the file reader logs */
+    /* What the environment alone decides, before the file is even opened: it wins over the
+     * file, and the file can only narrow a selection, so "disabled" or "not selected" here
+     * is final. A host that sets these per program (systemd units) pays no system call for
+     * a program it disables, one readlink for a program its globs leave out. */
+    const char *enabled = env_only(ENV_PREFIX "ENABLED");
+    if (enabled && !strcasecmp(enabled, "false")) {
+        cfg->mode = MODE_FALSE;
+        cfg->selected = 1;
+        return 0;
+    }
+    const char *inc = env_only("PROFLINK_INCLUDE"), *exc = env_only("PROFLINK_EXCLUDE");
+    if ((inc || exc) && deselected(cfg, inc, exc)) {
+        cfg->selected = 0;
+        return 0;
+    }
     config_file_load();
-    load_log_level();
-    ssize_t n = readlink("/proc/self/exe", cfg->exe_path, sizeof cfg->exe_path - 1);
-    cfg->exe_path[n > 0 ? n : 0] = 0;
-    load_selection(cfg);
+    load_log_level(env("PROFLINK_LOG"));
+    cfg->selected = !deselected(cfg, env("PROFLINK_INCLUDE"), env("PROFLINK_EXCLUDE"));
     load_mode(cfg);
-    if (!cfg->selected || cfg->mode == MODE_FALSE)
-        return; /* nothing else is needed, and nothing is warned about for an inactive program */
+    return cfg->selected && cfg->mode != MODE_FALSE;
+}
+
+void config_load_served(struct config *cfg)
+{
+    exe_path(cfg);
     load_buffer_size(cfg);
     copy_path(ENV_PREFIX "SOCKET_DIR", cfg->socket_dir, sizeof cfg->socket_dir);
     copy_path("PROFLINK_FIFO", cfg->fifo_path, sizeof cfg->fifo_path);
@@ -220,4 +246,11 @@ void config_load(struct config *cfg)
     cfg->http = parse_bool("PROFLINK_HTTP", 0);
     load_identity(cfg);
     load_traceparent(cfg);
+}
+
+void config_load(struct config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    if (config_decide(cfg))
+        config_load_served(cfg);
 }

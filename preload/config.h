@@ -16,6 +16,8 @@ enum profiling_mode { MODE_AUTO, MODE_TRUE, MODE_FALSE };
 #define DEFAULT_BUFFER_SIZE 8096
 #define MAX_BUFFER_SIZE (1u << 20)
 
+/* The small fields first and exe_path next to them: a program that is not served touches only
+ * the struct's first page (config_decide), each page of it faulted in costs microseconds. */
 struct config {
     enum profiling_mode mode;
     int selected;     /* PROFLINK_INCLUDE/EXCLUDE let this program activate */
@@ -23,18 +25,29 @@ struct config {
     int otel_context; /* PROFLINK_OTEL_CONTEXT */
     int http;         /* PROFLINK_HTTP: read traceparent from accepted HTTP/1.x connections */
     uint32_t buffer_size;
+    int has_traceparent;     /* TRACEPARENT was present and well formed */
+    int exe_read;            /* exe_path was read */
+    char exe_path[PATH_MAX]; /* readlink /proc/self/exe, "" if unknown */
+    struct trace_ctx traceparent;
     char socket_dir[PATH_MAX]; /* configured dir, "" = default ($TMPDIR, else /tmp) */
     char fifo_path[PATH_MAX];  /* "" = off */
     char service_name[SERVICE_FIELD_MAX + 1];
     char service_environment[SERVICE_FIELD_MAX + 1];
     char service_version[SERVICE_FIELD_MAX + 1];
     char service_namespace[SERVICE_FIELD_MAX + 1];
-    char exe_path[PATH_MAX]; /* readlink /proc/self/exe, "" if unknown */
-    int has_traceparent;     /* TRACEPARENT was present and well formed */
-    struct trace_ctx traceparent;
 };
 
-/* Fills *cfg from the environment. Never fails: every problem is a warning and a default. */
+/* Whether this program is served at all, decided before anything else is done (README:
+ * system-wide use): from the environment, then the system configuration file, and the
+ * executable's path only when a selection glob needs it. Fills mode, selected and (when read)
+ * exe_path of a zeroed *cfg; sets the log level. 1 served, 0 not. */
+int config_decide(struct config *cfg);
+
+/* The rest of the configuration of a served program, after config_decide said yes. Never
+ * fails: every problem is a warning and a default. */
+void config_load_served(struct config *cfg);
+
+/* Both of the above into a zeroed *cfg (the rest only for a served program). */
 void config_load(struct config *cfg);
 
 /* The configuration of the running process image (loaded by the constructor). */

@@ -18,6 +18,11 @@
 #include "runtime_state.h"
 #include "thread_records.h"
 
+/* The decision comes first and costs next to nothing: proflink may be listed in
+ * /etc/ld.so.preload and so loaded into every process of the host, most of which it does not
+ * serve. Until the program is known to be served, nothing is allocated, no file but the
+ * system configuration is opened and no memory is touched beyond the first page of the
+ * configuration (README: Speed, what the start does call by call). */
 static int start_once(void)
 {
     struct config *cfg = &proflink_config;
@@ -31,16 +36,15 @@ static int start_once(void)
         log_info("inactive: setuid/setgid program (secure-exec), its environment is not trusted");
         return -1;
     }
-    config_load(cfg);
+    if (!config_decide(cfg)) {
+        if (!cfg->selected)
+            log_info("inactive: %s is not selected by PROFLINK_INCLUDE/EXCLUDE", cfg->exe_path);
+        else
+            log_info("inactive: ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED is false");
+        return -1;
+    }
+    config_load_served(cfg);
     records_set_service(cfg->service_name);
-    if (!cfg->selected) {
-        log_info("inactive: %s is not selected by PROFLINK_INCLUDE/EXCLUDE", cfg->exe_path);
-        return -1;
-    }
-    if (cfg->mode == MODE_FALSE) {
-        log_info("inactive: ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED is false");
-        return -1;
-    }
     if (thread_records_init(cfg->otel_context, cfg->inherit,
                             cfg->has_traceparent ? &cfg->traceparent : NULL) != 0) {
         log_error("cannot create a thread key; profiler correlation disabled");
