@@ -69,6 +69,7 @@ for p in sys.argv[1:]:
     wait "$dead"
     # in the namespace: bash is 1, the holder 2 (process substitution execs it), the served
     # start 3; `read` is a builtin, so no other process takes a number in between
+    # shellcheck disable=SC2016 # the script expands its own arguments, inside the namespace
     unshare -pf --mount-proc bash -c '
         exec 4< <(exec "$1" -c "
 import socket, sys, time
