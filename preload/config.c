@@ -110,10 +110,23 @@ static void copy_path(const char *name, char *dst, size_t cap)
     strcpy(dst, v);
 }
 
-static void exe_basename(const struct config *cfg, char *out, size_t cap)
+/* The executable's path: read once, only when a selection glob or the default service name
+ * needs it. */
+static const char *exe_path(struct config *cfg)
 {
-    const char *slash = strrchr(cfg->exe_path, '/');
-    const char *base = slash ? slash + 1 : cfg->exe_path;
+    if (!cfg->exe_read) {
+        ssize_t n = readlink("/proc/self/exe", cfg->exe_path, sizeof cfg->exe_path - 1);
+        cfg->exe_path[n > 0 ? n : 0] = 0;
+        cfg->exe_read = 1;
+    }
+    return cfg->exe_path;
+}
+
+static void exe_basename(struct config *cfg, char *out, size_t cap)
+{
+    const char *path = exe_path(cfg);
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
     /* precision keeps gcc's truncation check quiet: the result is cut to 128 bytes anyway */
     snprintf(out, cap, "unknown_service:%.*s", SERVICE_FIELD_MAX, base[0] ? base : "unknown");
 }
@@ -182,18 +195,6 @@ int glob_list_matches(const char *list, const char *path)
     return 0;
 }
 
-/* The executable's path (the selection globs match it): read once, only when a glob needs it
- * or the served configuration does (the default service name). */
-static const char *exe_path(struct config *cfg)
-{
-    if (!cfg->exe_read) {
-        ssize_t n = readlink("/proc/self/exe", cfg->exe_path, sizeof cfg->exe_path - 1);
-        cfg->exe_path[n > 0 ? n : 0] = 0;
-        cfg->exe_read = 1;
-    }
-    return cfg->exe_path;
-}
-
 /* Whether INCLUDE/EXCLUDE (as given) leave the program out. */
 static int deselected(struct config *cfg, const char *inc, const char *exc)
 {
@@ -234,7 +235,6 @@ int config_decide(struct config *cfg)
 
 void config_load_served(struct config *cfg)
 {
-    exe_path(cfg);
     load_buffer_size(cfg);
     copy_path(ENV_PREFIX "SOCKET_DIR", cfg->socket_dir, sizeof cfg->socket_dir);
     copy_path("PROFLINK_FIFO", cfg->fifo_path, sizeof cfg->fifo_path);

@@ -27,7 +27,7 @@ struct config {
     uint32_t buffer_size;
     int has_traceparent;     /* TRACEPARENT was present and well formed */
     int exe_read;            /* exe_path was read */
-    char exe_path[PATH_MAX]; /* readlink /proc/self/exe, "" if unknown */
+    char exe_path[PATH_MAX]; /* readlink /proc/self/exe once exe_read, "" if unknown */
     struct trace_ctx traceparent;
     char socket_dir[PATH_MAX]; /* configured dir, "" = default ($TMPDIR, else /tmp) */
     char fifo_path[PATH_MAX];  /* "" = off */

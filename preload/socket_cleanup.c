@@ -113,12 +113,13 @@ void socket_cleanup_stale(const char *dir, const char *own_path)
     int saved_errno = errno;
     _Alignas(struct kdirent) char buf[SWEEP_READ_BYTES];
     struct stat st;
-    long len = -1;
+    long len = 0;
     /* only a directory larger than one read has slices to choose from */
-    if (fstat(dfd, &st) == 0 && st.st_size > SWEEP_READ_BYTES &&
-        raw_syscall4(SYS_lseek, dfd, start_position(own_path), SEEK_SET, 0) >= 0)
+    int seeked = fstat(dfd, &st) == 0 && st.st_size > SWEEP_READ_BYTES &&
+                 raw_syscall4(SYS_lseek, dfd, start_position(own_path), SEEK_SET, 0) >= 0;
+    if (seeked)
         len = read_entries(dfd, buf, sizeof buf);
-    if (len <= 0 && raw_syscall4(SYS_lseek, dfd, 0, SEEK_SET, 0) == 0)
+    if (len <= 0 && (!seeked || raw_syscall4(SYS_lseek, dfd, 0, SEEK_SET, 0) == 0))
         len = read_entries(dfd, buf, sizeof buf);
     const char *own_name = strrchr(own_path, '/');
     own_name = own_name ? own_name + 1 : own_path;
