@@ -13,14 +13,14 @@
  *
  * The sweep runs in every served process before main, so it costs a start next to nothing,
  * however full the directory (another user can put 100,000 look-alike names in a shared /tmp):
- *  - one getdents64 of SWEEP_READ_BYTES, no more, per start; the cheap questions first: the
+ *  - one read (getdents64) of SWEEP_READ_BYTES per start; the cheap questions first: the
  *    name, then the entry's type from the directory itself (no system call), and only for a
  *    socket with our name a newfstatat (owner) and a connect(), at most SWEEP_MAX_PROBES each;
- *  - in a directory larger than one read, the read starts at a random position: on the
- *    hash-ordered directories of ext4 and xfs (where /tmp usually is), each start sees a
- *    different slice, so stale files anywhere go away over a few starts; where positions are
- *    indexes (tmpfs, btrfs) a random position past the end reads nothing and the slice is the
- *    directory's start.
+ *  - a directory larger than one read is looked at in the slice at a random position (an
+ *    lseek and a second read): on the hash-ordered directories of ext4 and xfs (where /tmp
+ *    usually is), each start sees a different slice, so stale files anywhere go away over a
+ *    number of starts; where positions are indexes (tmpfs, btrfs) a random position is past
+ *    the end and the slice is the directory's start.
  * Most files never need the sweep: proflink removes its own on exit, _exit and exec. */
 #include <dirent.h>
 #include <errno.h>
@@ -38,8 +38,10 @@
 #include "raw_syscall.h"
 #include "socket.h"
 
-/* One read per start: about 140 entries of proflink-length names, one system call. */
-#define SWEEP_READ_BYTES 8192
+/* One read per start: about 70 entries of proflink-length names, one page of stack. */
+#define SWEEP_READ_BYTES 4096
+/* The largest getdents64 record: its 19-byte header and a 255-byte name, 8-byte aligned. */
+#define SWEEP_ENTRY_MAX 280
 /* Sockets with our name looked at (newfstatat, then connect if ours) per start: a few
  * microseconds even when all of them are another user's look-alikes. */
 #define SWEEP_MAX_PROBES 8
@@ -112,15 +114,17 @@ void socket_cleanup_stale(const char *dir, const char *own_path)
         return;
     int saved_errno = errno;
     _Alignas(struct kdirent) char buf[SWEEP_READ_BYTES];
-    struct stat st;
-    long len = 0;
-    /* only a directory larger than one read has slices to choose from */
-    int seeked = fstat(dfd, &st) == 0 && st.st_size > SWEEP_READ_BYTES &&
-                 raw_syscall4(SYS_lseek, dfd, start_position(own_path), SEEK_SET, 0) >= 0;
-    if (seeked)
+    /* From the start first: a directory that fits in one read (the usual case) is read
+     * whole, with no other call. Only one that fills the buffer has slices to choose from:
+     * then the slice at a random position instead, or, where that position is past the end
+     * (index positions), the first one again. */
+    long len = read_entries(dfd, buf, sizeof buf);
+    if (len > (long)sizeof buf - SWEEP_ENTRY_MAX &&
+        raw_syscall4(SYS_lseek, dfd, start_position(own_path), SEEK_SET, 0) >= 0) {
         len = read_entries(dfd, buf, sizeof buf);
-    if (len <= 0 && (!seeked || raw_syscall4(SYS_lseek, dfd, 0, SEEK_SET, 0) == 0))
-        len = read_entries(dfd, buf, sizeof buf);
+        if (len <= 0 && raw_syscall4(SYS_lseek, dfd, 0, SEEK_SET, 0) == 0)
+            len = read_entries(dfd, buf, sizeof buf);
+    }
     const char *own_name = strrchr(own_path, '/');
     own_name = own_name ? own_name + 1 : own_path;
     uid_t euid = (uid_t)-1;
@@ -136,6 +140,7 @@ void socket_cleanup_stale(const char *dir, const char *own_path)
         probes++;
         if (euid == (uid_t)-1)
             euid = geteuid();
+        struct stat st;
         if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISSOCK(st.st_mode) ||
             st.st_uid != euid)
             continue;

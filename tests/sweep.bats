@@ -123,7 +123,7 @@ EOF
         PROFLINK_LOG=debug LD_PRELOAD=$LIB /bin/true 2>"$BATS_TEST_TMPDIR/sweep.err"
         starts=$((starts + 1))
         # never more than one read's worth of entries, never more than 8 probes
-        grep -qE 'socket sweep of .*: [0-9]+ entries examined \(one read of at most 8192 bytes, [0-8] of them probed\)' \
+        grep -qE 'socket sweep of .*: [0-9]+ entries examined \(one read of at most 4096 bytes, [0-8] of them probed\)' \
             "$BATS_TEST_TMPDIR/sweep.err"
         left=0
         for i in "${stale[@]}"; do [ ! -e "$i" ] || left=$((left + 1)); done
