@@ -76,6 +76,11 @@ EOF
 )
 echo "creating one file (what bind pays for the socket's inode): $ctime"
 
+# The tools below run /bin/true under the same environment: PROFLINK_INCLUDE keeps proflink
+# from serving the tool itself (its socket would sit in the directory the start sweeps).
+# Under valgrind /proc/self/exe is valgrind's tool, hence the second glob.
+SERVE_TRUE='PROFLINK_INCLUDE=/usr/bin/true,/bin/true,/usr/libexec/valgrind/*'
+rm -f "$empty"/proflink-*
 if command -v valgrind >/dev/null; then
     echo "== one start of /bin/true, instructions (callgrind: the loader, libc and proflink together) =="
     cg() { # NAME ENV...
@@ -88,10 +93,10 @@ if command -v valgrind >/dev/null; then
     ir=$(cg bare
          cg empty "LD_PRELOAD=$PWD/$B/libempty.so"
          cg unselected "LD_PRELOAD=$LIB" PROFLINK_INCLUDE=/nothing/matches
-         cg served "LD_PRELOAD=$LIB" "TMPDIR=$empty"
+         cg served "LD_PRELOAD=$LIB" "TMPDIR=$empty" "$SERVE_TRUE"
          if [ -n "$BASE_LIB" ]; then
              cg base_unselected "LD_PRELOAD=$BASE_LIB" PROFLINK_INCLUDE=/nothing/matches
-             cg base_served "LD_PRELOAD=$BASE_LIB" "TMPDIR=$empty"
+             cg base_served "LD_PRELOAD=$BASE_LIB" "TMPDIR=$empty" "$SERVE_TRUE"
          fi)
     i0=$(echo "$ir" | val bare)
     echo "$ir" | while read -r name n; do
@@ -100,25 +105,28 @@ if command -v valgrind >/dev/null; then
     done
 fi
 if command -v perf >/dev/null && perf stat -e page-faults true >/dev/null 2>&1; then
-    echo "== page faults of one start (perf stat, mean of 50) =="
+    echo "== page faults of one start (perf stat, mean of 200) =="
     pf() {
-        env "$@" PROFLINK_LOG=off perf stat -x, -r 50 -e page-faults /bin/true 2>&1 >/dev/null | cut -d, -f1
+        env "$@" PROFLINK_LOG=off perf stat -x, -r 200 -e page-faults /bin/true 2>&1 >/dev/null | cut -d, -f1
     }
-    echo "bare $(pf true)  empty $(pf "LD_PRELOAD=$PWD/$B/libempty.so")  not served $(pf "LD_PRELOAD=$LIB" PROFLINK_INCLUDE=/nothing/matches)  served $(pf "LD_PRELOAD=$LIB" "TMPDIR=$empty")${BASE_LIB:+  BENCH_BASE: not served $(pf "LD_PRELOAD=$BASE_LIB" PROFLINK_INCLUDE=/nothing/matches) served $(pf "LD_PRELOAD=$BASE_LIB" "TMPDIR=$empty")}"
+    echo "bare $(pf)  empty $(pf "LD_PRELOAD=$PWD/$B/libempty.so")  not served $(pf "LD_PRELOAD=$LIB" PROFLINK_INCLUDE=/nothing/matches)  served $(pf "LD_PRELOAD=$LIB" "TMPDIR=$empty" "$SERVE_TRUE")${BASE_LIB:+  BENCH_BASE: not served $(pf "LD_PRELOAD=$BASE_LIB" PROFLINK_INCLUDE=/nothing/matches) served $(pf "LD_PRELOAD=$BASE_LIB" "TMPDIR=$empty" "$SERVE_TRUE")}"
 fi
 if command -v strace >/dev/null; then
     echo "== system calls of one start after the loader's (strace; proflink's own are those after the last mprotect) =="
     calls() {
         env "$@" PROFLINK_LOG=off strace -qq -o "$B/strace.out" /bin/true
         # what runs after the loader: from libc's prlimit64/munmap of the cache on
-        sed -n '/^munmap(/,$p' "$B/strace.out" | grep -v '^exit_group\|^+++' | sed 's/(.*//' | tr '\n' ' '
+        local list
+        list=$(sed -n '/^munmap(/,$p' "$B/strace.out" | grep -v '^exit_group\|^+++' | sed 's/(.*//')
+        echo "$(echo "$list" | wc -l) calls: $(echo "$list" | tr '\n' ' ')"
     }
     echo "not served:  $(calls "LD_PRELOAD=$LIB" PROFLINK_INCLUDE=/nothing/matches)"
     echo "disabled:    $(calls "LD_PRELOAD=$LIB" ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=false)"
-    echo "served:      $(calls "LD_PRELOAD=$LIB" "TMPDIR=$empty")"
-    echo "crowded:     $(calls "LD_PRELOAD=$LIB" "TMPDIR=$crowded")"
+    echo "served:      $(calls "LD_PRELOAD=$LIB" "TMPDIR=$empty" "$SERVE_TRUE")"
+    echo "crowded:     $(calls "LD_PRELOAD=$LIB" "TMPDIR=$crowded" "$SERVE_TRUE")"
     if [ -n "$BASE_LIB" ]; then
         echo "BENCH_BASE not served: $(calls "LD_PRELOAD=$BASE_LIB" PROFLINK_INCLUDE=/nothing/matches)"
-        echo "BENCH_BASE crowded:    $(calls "LD_PRELOAD=$BASE_LIB" "TMPDIR=$crowded" | wc -w) calls"
+        echo "BENCH_BASE served:     $(calls "LD_PRELOAD=$BASE_LIB" "TMPDIR=$empty" "$SERVE_TRUE" | cut -d: -f1)"
+        echo "BENCH_BASE crowded:    $(calls "LD_PRELOAD=$BASE_LIB" "TMPDIR=$crowded" "$SERVE_TRUE" | cut -d: -f1)"
     fi
 fi
