@@ -131,17 +131,47 @@ static void exe_basename(struct config *cfg, char *out, size_t cap)
     snprintf(out, cap, "unknown_service:%.*s", SERVICE_FIELD_MAX, base[0] ? base : "unknown");
 }
 
+/* The resource attributes the identity comes from, found in one pass over
+ * OTEL_RESOURCE_ATTRIBUTES: it may hold 100 KiB, and a pass per key cost five times that at
+ * every start. With duplicate keys the last one wins, as in the SDKs. */
+enum { ID_NAME, ID_ENV_NAME, ID_ENV, ID_VERSION, ID_NAMESPACE, ID_COUNT };
+static const char *const identity_keys[ID_COUNT] = {
+    "service.name", "deployment.environment.name", "deployment.environment", "service.version",
+    "service.namespace",
+};
+struct identity_attrs {
+    int found[ID_COUNT];
+    char value[ID_COUNT][SERVICE_FIELD_MAX * 4 + 64]; /* cut by copy_field anyway */
+};
+
+static int take_identity(const char *key, const char *value, void *user)
+{
+    struct identity_attrs *a = user;
+    for (int i = 0; i < ID_COUNT; i++)
+        if (!strcmp(key, identity_keys[i])) {
+            snprintf(a->value[i], sizeof a->value[i], "%s", value);
+            a->found[i] = 1;
+        }
+    return 0;
+}
+
+static int nonempty(const struct identity_attrs *a, int i) { return a->found[i] && a->value[i][0]; }
+
 /* OTel first, then the Elastic fallbacks (README: configuration). */
 static void load_identity(struct config *cfg)
 {
     const char *attrs = env("OTEL_RESOURCE_ATTRIBUTES");
+    struct identity_attrs a; /* a value is read only when found */
+    memset(a.found, 0, sizeof a.found);
     char buf[SERVICE_FIELD_MAX * 4 + 64];
     const char *v;
+    if (attrs)
+        resource_attrs_each(attrs, take_identity, &a);
 
     if ((v = env("OTEL_SERVICE_NAME")))
         copy_field("service name", cfg->service_name, v);
-    else if (attrs && resource_attrs_get(attrs, "service.name", buf, sizeof buf) && buf[0])
-        copy_field("service name", cfg->service_name, buf);
+    else if (nonempty(&a, ID_NAME))
+        copy_field("service name", cfg->service_name, a.value[ID_NAME]);
     else if ((v = env("ELASTIC_APM_SERVICE_NAME")))
         copy_field("service name", cfg->service_name, v);
     else {
@@ -149,19 +179,19 @@ static void load_identity(struct config *cfg)
         copy_field("service name", cfg->service_name, buf);
     }
 
-    if (attrs && resource_attrs_get(attrs, "deployment.environment.name", buf, sizeof buf) && buf[0])
-        copy_field("service environment", cfg->service_environment, buf);
-    else if (attrs && resource_attrs_get(attrs, "deployment.environment", buf, sizeof buf) && buf[0])
-        copy_field("service environment", cfg->service_environment, buf);
+    if (nonempty(&a, ID_ENV_NAME))
+        copy_field("service environment", cfg->service_environment, a.value[ID_ENV_NAME]);
+    else if (nonempty(&a, ID_ENV))
+        copy_field("service environment", cfg->service_environment, a.value[ID_ENV]);
     else if ((v = env("ELASTIC_APM_ENVIRONMENT")))
         copy_field("service environment", cfg->service_environment, v);
 
-    if (attrs && resource_attrs_get(attrs, "service.version", buf, sizeof buf))
-        copy_field("service version", cfg->service_version, buf);
+    if (a.found[ID_VERSION])
+        copy_field("service version", cfg->service_version, a.value[ID_VERSION]);
     else if ((v = env("ELASTIC_APM_SERVICE_VERSION")))
         copy_field("service version", cfg->service_version, v);
-    if (attrs && resource_attrs_get(attrs, "service.namespace", buf, sizeof buf))
-        copy_field("service namespace", cfg->service_namespace, buf);
+    if (a.found[ID_NAMESPACE])
+        copy_field("service namespace", cfg->service_namespace, a.value[ID_NAMESPACE]);
 }
 
 static void load_traceparent(struct config *cfg)
