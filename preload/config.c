@@ -68,16 +68,16 @@ static void load_log_level(const char *v)
     log_warn("PROFLINK_LOG=%.64s is not off|error|warn|info|debug; using warn", v);
 }
 
-static void load_mode(struct config *cfg)
+static void load_mode(struct selection *sel)
 {
     const char *v = env(ENV_PREFIX "ENABLED");
-    cfg->mode = MODE_AUTO;
+    sel->mode = MODE_AUTO;
     if (!v || !strcasecmp(v, "auto"))
         return;
     if (!strcasecmp(v, "true"))
-        cfg->mode = MODE_TRUE;
+        sel->mode = MODE_TRUE;
     else if (!strcasecmp(v, "false"))
-        cfg->mode = MODE_FALSE;
+        sel->mode = MODE_FALSE;
     else
         log_warn(ENV_PREFIX "ENABLED=%.64s is not true|false|auto; using auto", v);
 }
@@ -112,19 +112,19 @@ static void copy_path(const char *name, char *dst, size_t cap)
 
 /* The executable's path: read once, only when a selection glob or the default service name
  * needs it. */
-static const char *exe_path(struct config *cfg)
+static const char *read_exe(int *read, char path[PATH_MAX])
 {
-    if (!cfg->exe_read) {
-        ssize_t n = readlink("/proc/self/exe", cfg->exe_path, sizeof cfg->exe_path - 1);
-        cfg->exe_path[n > 0 ? n : 0] = 0;
-        cfg->exe_read = 1;
+    if (!*read) {
+        ssize_t n = readlink("/proc/self/exe", path, PATH_MAX - 1);
+        path[n > 0 ? n : 0] = 0;
+        *read = 1;
     }
-    return cfg->exe_path;
+    return path;
 }
 
 static void exe_basename(struct config *cfg, char *out, size_t cap)
 {
-    const char *path = exe_path(cfg);
+    const char *path = read_exe(&cfg->exe_read, cfg->exe_path);
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     /* precision keeps gcc's truncation check quiet: the result is cut to 128 bytes anyway */
@@ -226,10 +226,10 @@ int glob_list_matches(const char *list, const char *path)
 }
 
 /* Whether INCLUDE/EXCLUDE (as given) leave the program out. */
-static int deselected(struct config *cfg, const char *inc, const char *exc)
+static int deselected(struct selection *sel, const char *inc, const char *exc)
 {
-    return (inc && !glob_list_matches(inc, exe_path(cfg))) ||
-           (exc && glob_list_matches(exc, exe_path(cfg)));
+    return (inc && !glob_list_matches(inc, read_exe(&sel->exe_read, sel->exe_path))) ||
+           (exc && glob_list_matches(exc, read_exe(&sel->exe_read, sel->exe_path)));
 }
 
 static const char *env_only(const char *name)
@@ -238,8 +238,12 @@ static const char *env_only(const char *name)
     return v && v[0] ? v : NULL;
 }
 
-int config_decide(struct config *cfg)
+int config_decide(struct selection *sel)
 {
+    sel->mode = MODE_AUTO;
+    sel->selected = 1;
+    sel->exe_read = 0;
+    sel->exe_path[0] = 0;
     load_log_level(env_only("PROFLINK_LOG")); /* first, for what the file reader logs */
     /* What the environment alone decides, before the file is even opened: it wins over the
      * file, and the file can only narrow a selection, so "disabled" or "not selected" here
@@ -247,24 +251,27 @@ int config_decide(struct config *cfg)
      * a program it disables, one readlink for a program its globs leave out. */
     const char *enabled = env_only(ENV_PREFIX "ENABLED");
     if (enabled && !strcasecmp(enabled, "false")) {
-        cfg->mode = MODE_FALSE;
-        cfg->selected = 1;
+        sel->mode = MODE_FALSE;
         return 0;
     }
     const char *inc = env_only("PROFLINK_INCLUDE"), *exc = env_only("PROFLINK_EXCLUDE");
-    if ((inc || exc) && deselected(cfg, inc, exc)) {
-        cfg->selected = 0;
+    if ((inc || exc) && deselected(sel, inc, exc)) {
+        sel->selected = 0;
         return 0;
     }
     config_file_load();
     load_log_level(env("PROFLINK_LOG"));
-    cfg->selected = !deselected(cfg, env("PROFLINK_INCLUDE"), env("PROFLINK_EXCLUDE"));
-    load_mode(cfg);
-    return cfg->selected && cfg->mode != MODE_FALSE;
+    sel->selected = !deselected(sel, env("PROFLINK_INCLUDE"), env("PROFLINK_EXCLUDE"));
+    load_mode(sel);
+    return sel->selected && sel->mode != MODE_FALSE;
 }
 
-void config_load_served(struct config *cfg)
+void config_load_served(struct config *cfg, const struct selection *sel)
 {
+    cfg->mode = sel->mode;
+    cfg->selected = sel->selected;
+    if ((cfg->exe_read = sel->exe_read))
+        memcpy(cfg->exe_path, sel->exe_path, strlen(sel->exe_path) + 1);
     load_buffer_size(cfg);
     copy_path(ENV_PREFIX "SOCKET_DIR", cfg->socket_dir, sizeof cfg->socket_dir);
     copy_path("PROFLINK_FIFO", cfg->fifo_path, sizeof cfg->fifo_path);
@@ -280,7 +287,11 @@ void config_load_served(struct config *cfg)
 
 void config_load(struct config *cfg)
 {
+    struct selection sel;
     memset(cfg, 0, sizeof *cfg);
-    if (config_decide(cfg))
-        config_load_served(cfg);
+    int served = config_decide(&sel);
+    cfg->mode = sel.mode;
+    cfg->selected = sel.selected;
+    if (served)
+        config_load_served(cfg, &sel);
 }

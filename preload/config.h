@@ -16,8 +16,6 @@ enum profiling_mode { MODE_AUTO, MODE_TRUE, MODE_FALSE };
 #define DEFAULT_BUFFER_SIZE 8096
 #define MAX_BUFFER_SIZE (1u << 20)
 
-/* The small fields first and exe_path next to them: a program that is not served touches only
- * the struct's first page (config_decide), each page of it faulted in costs microseconds. */
 struct config {
     enum profiling_mode mode;
     int selected;     /* PROFLINK_INCLUDE/EXCLUDE let this program activate */
@@ -37,17 +35,27 @@ struct config {
     char service_namespace[SERVICE_FIELD_MAX + 1];
 };
 
+/* What decides whether the program is served. Kept apart from struct config (on the caller's
+ * stack) so that a program that is not served never touches the configuration's pages: each
+ * page faulted in costs microseconds, and every process of a host pays them. */
+struct selection {
+    enum profiling_mode mode;
+    int selected;            /* PROFLINK_INCLUDE/EXCLUDE let this program activate */
+    int exe_read;            /* exe_path was read */
+    char exe_path[PATH_MAX]; /* readlink /proc/self/exe once exe_read, "" if unknown */
+};
+
 /* Whether this program is served at all, decided before anything else is done (README:
  * system-wide use): from the environment, then the system configuration file, and the
- * executable's path only when a selection glob needs it. Fills mode, selected and (when read)
- * exe_path of a zeroed *cfg; sets the log level. 1 served, 0 not. */
-int config_decide(struct config *cfg);
+ * executable's path only when a selection glob needs it. Fills *sel (no need to clear it);
+ * sets the log level. 1 served, 0 not. */
+int config_decide(struct selection *sel);
 
-/* The rest of the configuration of a served program, after config_decide said yes. Never
- * fails: every problem is a warning and a default. */
-void config_load_served(struct config *cfg);
+/* The rest of the configuration of a served program into a zeroed *cfg, after config_decide
+ * said yes. Never fails: every problem is a warning and a default. */
+void config_load_served(struct config *cfg, const struct selection *sel);
 
-/* Both of the above into a zeroed *cfg (the rest only for a served program). */
+/* Both of the above into *cfg (zeroed first; the rest only for a served program). */
 void config_load(struct config *cfg);
 
 /* The configuration of the running process image (loaded by the constructor). */

@@ -21,10 +21,9 @@
 /* The decision comes first and costs next to nothing: proflink may be listed in
  * /etc/ld.so.preload and so loaded into every process of the host, most of which it does not
  * serve. Until the program is known to be served, nothing is allocated, no file but the
- * system configuration is opened and no memory is touched beyond the first page of the
- * configuration (README: Speed, what the start does call by call). Cold: it runs once, and
- * the compiler places it with the constructor at the front of the code, whose pages the
- * loader has already touched, rather than in a page of its own. */
+ * system configuration is opened and the configuration's memory is not touched (README:
+ * Speed, what a start costs). Cold: it runs once, and the compiler places it with the
+ * constructor at the front of the code rather than in a page of its own. */
 __attribute__((cold)) static int start_once(void)
 {
     struct config *cfg = &proflink_config;
@@ -38,14 +37,15 @@ __attribute__((cold)) static int start_once(void)
         log_info("inactive: setuid/setgid program (secure-exec), its environment is not trusted");
         return -1;
     }
-    if (!config_decide(cfg)) {
-        if (!cfg->selected)
-            log_info("inactive: %s is not selected by PROFLINK_INCLUDE/EXCLUDE", cfg->exe_path);
+    struct selection sel; /* on the stack: config.h says why */
+    if (!config_decide(&sel)) {
+        if (!sel.selected)
+            log_info("inactive: %s is not selected by PROFLINK_INCLUDE/EXCLUDE", sel.exe_path);
         else
             log_info("inactive: ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED is false");
         return -1;
     }
-    config_load_served(cfg);
+    config_load_served(cfg, &sel);
     records_set_service(cfg->service_name);
     if (thread_records_init(cfg->otel_context, cfg->inherit,
                             cfg->has_traceparent ? &cfg->traceparent : NULL) != 0) {
