@@ -60,6 +60,15 @@ if [ -n "$BASE_LIB" ]; then
     be=$((bare + $(add base_served))) bc=$((bare + $(add base_crowded)))
     echo "BENCH_BASE: not served +$(add base_unselected) us, served +$(add base_served) us, crowded +$(add base_crowded) us (start $(ratio "$bc" "$be")x)"
 fi
+# The other C library's program: the glibc build preloaded into a musl program (an inherited
+# LD_PRELOAD) stays inactive after one check that makes no system call.
+if command -v musl-gcc >/dev/null; then
+    echo 'int main(void) { return 0; }' | musl-gcc -O2 -x c - -o $B/true-musl
+    envs=(-- bare -- other_libc "LD_PRELOAD=$LIB")
+    [ -z "$BASE_LIB" ] || envs+=(-- base_other_libc "LD_PRELOAD=$BASE_LIB")
+    out=$($B/process_start "$ROUNDS" $B/true-musl "${envs[@]}" 2>/dev/null)
+    echo "not served (a musl program):                    +$(add other_libc) us   (target <= +30; its bare start: $(echo "$out" | val bare_us) us)${BASE_LIB:+   BENCH_BASE: +$(add base_other_libc) us}"
+fi
 # What the socket file costs here: bind creates an inode, whose price is the file system's.
 ctime=$(python3 - "$empty" /tmp <<'EOF'
 import os, sys, time
