@@ -17,10 +17,11 @@
  *    name, then the entry's type from the directory itself (no system call), and only for a
  *    socket with our name a newfstatat (owner) and a connect(), at most SWEEP_MAX_PROBES each;
  *  - a directory larger than one read is looked at in the slice at a random position (an
- *    lseek and a second read): on the hash-ordered directories of ext4 and xfs (where /tmp
- *    usually is), each start sees a different slice, so stale files anywhere go away over a
- *    number of starts; where positions are indexes (tmpfs, btrfs) a random position is past
- *    the end and the slice is the directory's start.
+ *    lseek and a second read): in ext4's hash-ordered directories (where a disk's /tmp is),
+ *    each start sees a different slice, so stale files anywhere go away over a number of
+ *    starts. Where positions are small cookies or indexes (xfs, tmpfs, btrfs) a random
+ *    position is past the end and the slice is the directory's start: there, more than a
+ *    slice of look-alikes that never go away can hide stale files behind them for good.
  * Most files never need the sweep: proflink removes its own on exit, _exit and exec. */
 #include <dirent.h>
 #include <errno.h>
