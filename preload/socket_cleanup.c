@@ -16,12 +16,13 @@
  *  - one read (getdents64) of SWEEP_READ_BYTES per start; the cheap questions first: the
  *    name, then the entry's type from the directory itself (no system call), and only for a
  *    socket with our name a newfstatat (owner) and a connect(), at most SWEEP_MAX_PROBES each;
- *  - a directory larger than one read is looked at in the slice at a random position (an
- *    lseek and a second read): in ext4's hash-ordered directories (where a disk's /tmp is),
- *    each start sees a different slice, so stale files anywhere go away over a number of
- *    starts. Where positions are small cookies or indexes (xfs, tmpfs, btrfs) a random
- *    position is past the end and the slice is the directory's start: there, more than a
- *    slice of look-alikes that never go away can hide stale files behind them for good.
+ *  - a directory larger than one read is looked at in the slice at a random position (its
+ *    size from fstat, an lseek before the read): in ext4's hash-ordered directories (where a
+ *    disk's /tmp is), each start sees a different slice, so stale files anywhere go away
+ *    over a number of starts. Where positions are not hashes (xfs, btrfs, tmpfs on older
+ *    kernels) a random position may be past the end; the slice is then the directory's
+ *    start, and more than a slice of look-alikes that never go away there can hide stale
+ *    files behind them for good.
  * Most files never need the sweep: proflink removes its own on exit, _exit and exec. */
 #include <dirent.h>
 #include <errno.h>
@@ -41,8 +42,6 @@
 
 /* One read per start: about 70 entries of proflink-length names, one page of stack. */
 #define SWEEP_READ_BYTES 4096
-/* The largest getdents64 record: its 19-byte header and a 255-byte name, 8-byte aligned. */
-#define SWEEP_ENTRY_MAX 280
 /* Sockets with our name looked at (newfstatat, then connect if ours) per start: a few
  * microseconds even when all of them are another user's look-alikes. */
 #define SWEEP_MAX_PROBES 8
@@ -115,17 +114,16 @@ void socket_cleanup_stale(const char *dir, const char *own_path)
         return;
     int saved_errno = errno;
     _Alignas(struct kdirent) char buf[SWEEP_READ_BYTES];
-    /* From the start first: a directory that fits in one read (the usual case) is read
-     * whole, with no other call. Only one that fills the buffer has slices to choose from:
-     * then the slice at a random position instead, or, where that position is past the end
-     * (index positions), the first one again. */
+    /* A directory that fits in one read (the usual case) is read whole. In a larger one the
+     * slice is taken at a random position, or, where that position is past the end (index
+     * positions), at the start. fstat tells which: one cheap call, where a read of a large
+     * directory just to learn its size cost tens of microseconds. */
+    struct stat st;
+    int sliced = fstat(dfd, &st) == 0 && st.st_size > SWEEP_READ_BYTES &&
+                 raw_syscall4(SYS_lseek, dfd, start_position(own_path), SEEK_SET, 0) >= 0;
     long len = read_entries(dfd, buf, sizeof buf);
-    if (len > (long)sizeof buf - SWEEP_ENTRY_MAX &&
-        raw_syscall4(SYS_lseek, dfd, start_position(own_path), SEEK_SET, 0) >= 0) {
-        len = read_entries(dfd, buf, sizeof buf);
-        if (len <= 0 && raw_syscall4(SYS_lseek, dfd, 0, SEEK_SET, 0) == 0)
-            len = read_entries(dfd, buf, sizeof buf);
-    }
+    if (sliced && len == 0 && raw_syscall4(SYS_lseek, dfd, 0, SEEK_SET, 0) == 0)
+        len = read_entries(dfd, buf, sizeof buf); /* past the end: index positions */
     const char *own_name = strrchr(own_path, '/');
     own_name = own_name ? own_name + 1 : own_path;
     uid_t euid = (uid_t)-1;
@@ -141,7 +139,6 @@ void socket_cleanup_stale(const char *dir, const char *own_path)
         probes++;
         if (euid == (uid_t)-1)
             euid = geteuid();
-        struct stat st;
         if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISSOCK(st.st_mode) ||
             st.st_uid != euid)
             continue;
