@@ -121,7 +121,7 @@ if command -v perf >/dev/null && perf stat -e page-faults true >/dev/null 2>&1; 
     echo "bare $(pf)  empty $(pf "LD_PRELOAD=$PWD/$B/libempty.so")  not served $(pf "LD_PRELOAD=$LIB" PROFLINK_INCLUDE=/nothing/matches)  served $(pf "LD_PRELOAD=$LIB" "TMPDIR=$empty" "$SERVE_TRUE")${BASE_LIB:+  BENCH_BASE: not served $(pf "LD_PRELOAD=$BASE_LIB" PROFLINK_INCLUDE=/nothing/matches) served $(pf "LD_PRELOAD=$BASE_LIB" "TMPDIR=$empty" "$SERVE_TRUE")}"
 fi
 if command -v strace >/dev/null; then
-    echo "== system calls of one start after the loader's (strace; proflink's own are those after the last mprotect) =="
+    echo "== system calls of one start once the loader is done (strace, from its munmap of the library cache on) =="
     calls() {
         env "$@" PROFLINK_LOG=off strace -qq -o "$B/strace.out" /bin/true
         # what runs after the loader: from libc's prlimit64/munmap of the cache on
