@@ -37,9 +37,15 @@ endif
 WARN      := -Wall -Wextra -Werror
 HARDEN    := -fstack-protector-strong -D_FORTIFY_SOURCE=2
 LIB_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g $(WARN) $(HARDEN) -fPIC -fvisibility=hidden \
-              -ftls-model=global-dynamic $(TLS_DIALECT) -fno-strict-aliasing -Iinclude -Ipreload -Ihooks \
+              -ftls-model=global-dynamic $(TLS_DIALECT) -fno-strict-aliasing -fdata-sections \
+              -Iinclude -Ipreload -Ihooks \
               $(EXTRA_CFLAGS)
-LIB_LDFLAGS := -shared -Wl,-z,now -Wl,-z,relro -Wl,-z,noexecstack -Wl,-z,nodelete -pthread
+# Pages touched: every program that loads the library pays a page fault (microseconds on a
+# virtual machine) for each page of its zero-initialised data it touches at start. Each
+# variable in its own section (-fdata-sections) and the sections sorted by alignment put the
+# small state of every module together at the end, instead of between the large buffers.
+LIB_LDFLAGS := -shared -Wl,-z,now -Wl,-z,relro -Wl,-z,noexecstack -Wl,-z,nodelete -pthread \
+               -Wl,--sort-section=alignment
 
 # One library per libc, but either may end up in front of a program of the other libc (LD_PRELOAD
 # inherited by a child, /etc/ld.so.preload): it must then load, notice (libc_check.c) and stay

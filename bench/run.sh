@@ -17,8 +17,9 @@ echo "inline __thread writes (baseline):   ${in1} ns"
 echo "proflink, Elastic record only:       ${pe} ns   ratio $(ratio "$pe" "$in1") vs inline (target <= 1.5, <= 10 ns)"
 echo "proflink, Elastic + OTel records:    ${pb} ns   ratio $(ratio "$pb" "$pe") vs Elastic only (target <= 1.3)"
 
-# BENCH_BASE=<git revision>: the same set+clear with that revision's library, built aside, to
-# compare before and after a change in one run (e.g. make bench BENCH_BASE=main).
+# BENCH_BASE=<git revision>: the same set+clear and process starts with that revision's library,
+# built aside, to compare before and after a change in one run (e.g. make bench BENCH_BASE=main).
+BASE_LIB=
 if [ -n "${BENCH_BASE:-}" ]; then
     base=$(mktemp -d)
     trap 'rm -rf "$base"' EXIT
@@ -49,20 +50,15 @@ med() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
 p=$(med "${plain[@]}"); q=$(med "${pre[@]}")
 echo "without: ${p} ns   with: ${q} ns   ratio $(ratio "$q" "$p") (target <= 1.10)"
 
-echo "== process start of /bin/true (fork+exec+wait, median of 200 each) =="
-out=$($B/process_start "$LIB" 200 /bin/true)
-s0=$(echo "$out" | val start_plain_us); s1=$(echo "$out" | val start_preload_us)
-echo "without: ${s0} us   with: ${s1} us   added $((s1 - s0)) us (target <= 1000 us)"
+bash bench/process_start.sh "$LIB" ${BASE_LIB:+"$BASE_LIB"}
 
 echo "== process start with 120 KiB of OTEL_RESOURCE_ATTRIBUTES (24,000 members, median of 50) =="
 attrs=$(python3 -c '
 import string
 d = string.digits + string.ascii_letters
 print(",".join(d[i // 3844] + d[i // 62 % 62] + d[i % 62] + "=" for i in range(24000)))')
-out=$(PROFLINK_LOG=off $B/process_start "$LIB" 50 /bin/true)
-a0=$(echo "$out" | val start_preload_us)
-out=$(PROFLINK_LOG=off OTEL_RESOURCE_ATTRIBUTES=$attrs $B/process_start "$LIB" 50 /bin/true)
-a1=$(echo "$out" | val start_preload_us)
+out=$(PROFLINK_LOG=off $B/process_start 50 /bin/true -- plain "LD_PRELOAD=$LIB" -- attrs "LD_PRELOAD=$LIB" "OTEL_RESOURCE_ATTRIBUTES=$attrs")
+a0=$(echo "$out" | val plain_us); a1=$(echo "$out" | val attrs_us)
 echo "without: ${a0} us   with: ${a1} us   ratio $(ratio "$a1" "$a0") (linear parsing: a few ms at most)"
 
 if [ -x $B/intake ]; then

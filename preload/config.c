@@ -55,10 +55,9 @@ static int parse_bool(const char *name, int dflt)
     return dflt;
 }
 
-static void load_log_level(void)
+static void load_log_level(const char *v)
 {
     static const char *names[] = {"off", "error", "warn", "info", "debug"};
-    const char *v = env("PROFLINK_LOG");
     if (!v)
         return;
     for (int i = 0; i <= LOG_DEBUG; i++)
@@ -69,16 +68,16 @@ static void load_log_level(void)
     log_warn("PROFLINK_LOG=%.64s is not off|error|warn|info|debug; using warn", v);
 }
 
-static void load_mode(struct config *cfg)
+static void load_mode(struct selection *sel)
 {
     const char *v = env(ENV_PREFIX "ENABLED");
-    cfg->mode = MODE_AUTO;
+    sel->mode = MODE_AUTO;
     if (!v || !strcasecmp(v, "auto"))
         return;
     if (!strcasecmp(v, "true"))
-        cfg->mode = MODE_TRUE;
+        sel->mode = MODE_TRUE;
     else if (!strcasecmp(v, "false"))
-        cfg->mode = MODE_FALSE;
+        sel->mode = MODE_FALSE;
     else
         log_warn(ENV_PREFIX "ENABLED=%.64s is not true|false|auto; using auto", v);
 }
@@ -86,7 +85,7 @@ static void load_mode(struct config *cfg)
 static void load_buffer_size(struct config *cfg)
 {
     const char *v = env(ENV_PREFIX "BUFFER_SIZE");
-    cfg->buffer_size = DEFAULT_BUFFER_SIZE;
+    cfg->buffer_size = DEFAULT_BUFFER_SIZE; /* first page of the struct, written anyway */
     if (!v)
         return;
     char *end;
@@ -102,9 +101,8 @@ static void load_buffer_size(struct config *cfg)
 static void copy_path(const char *name, char *dst, size_t cap)
 {
     const char *v = env(name);
-    dst[0] = 0;
     if (!v)
-        return;
+        return; /* dst stays "" (zeroed memory): an untouched page is never faulted in */
     if (strlen(v) >= cap) {
         log_warn("%s is longer than %zu bytes; ignored", name, cap - 1);
         return;
@@ -112,25 +110,68 @@ static void copy_path(const char *name, char *dst, size_t cap)
     strcpy(dst, v);
 }
 
-static void exe_basename(const struct config *cfg, char *out, size_t cap)
+/* The executable's path: read once, only when a selection glob or the default service name
+ * needs it. */
+static const char *read_exe(int *read, char path[PATH_MAX])
 {
-    const char *slash = strrchr(cfg->exe_path, '/');
-    const char *base = slash ? slash + 1 : cfg->exe_path;
+    if (!*read) {
+        ssize_t n = readlink("/proc/self/exe", path, PATH_MAX - 1);
+        path[n > 0 ? n : 0] = 0;
+        *read = 1;
+    }
+    return path;
+}
+
+static void exe_basename(struct config *cfg, char *out, size_t cap)
+{
+    const char *path = read_exe(&cfg->exe_read, cfg->exe_path);
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
     /* precision keeps gcc's truncation check quiet: the result is cut to 128 bytes anyway */
     snprintf(out, cap, "unknown_service:%.*s", SERVICE_FIELD_MAX, base[0] ? base : "unknown");
 }
+
+/* The resource attributes the identity comes from, found in one pass over
+ * OTEL_RESOURCE_ATTRIBUTES: it may hold 100 KiB, and a pass per key cost five times that at
+ * every start. With duplicate keys the last one wins, as in the SDKs. */
+enum { ID_NAME, ID_ENV_NAME, ID_ENV, ID_VERSION, ID_NAMESPACE, ID_COUNT };
+static const char *const identity_keys[ID_COUNT] = {
+    "service.name", "deployment.environment.name", "deployment.environment", "service.version",
+    "service.namespace",
+};
+struct identity_attrs {
+    int found[ID_COUNT];
+    char value[ID_COUNT][SERVICE_FIELD_MAX * 4 + 64]; /* cut by copy_field anyway */
+};
+
+static int take_identity(const char *key, const char *value, void *user)
+{
+    struct identity_attrs *a = user;
+    for (int i = 0; i < ID_COUNT; i++)
+        if (!strcmp(key, identity_keys[i])) {
+            snprintf(a->value[i], sizeof a->value[i], "%s", value);
+            a->found[i] = 1;
+        }
+    return 0;
+}
+
+static int nonempty(const struct identity_attrs *a, int i) { return a->found[i] && a->value[i][0]; }
 
 /* OTel first, then the Elastic fallbacks (README: configuration). */
 static void load_identity(struct config *cfg)
 {
     const char *attrs = env("OTEL_RESOURCE_ATTRIBUTES");
+    struct identity_attrs a; /* a value is read only when found */
+    memset(a.found, 0, sizeof a.found);
     char buf[SERVICE_FIELD_MAX * 4 + 64];
     const char *v;
+    if (attrs)
+        resource_attrs_each(attrs, take_identity, &a);
 
     if ((v = env("OTEL_SERVICE_NAME")))
         copy_field("service name", cfg->service_name, v);
-    else if (attrs && resource_attrs_get(attrs, "service.name", buf, sizeof buf) && buf[0])
-        copy_field("service name", cfg->service_name, buf);
+    else if (nonempty(&a, ID_NAME))
+        copy_field("service name", cfg->service_name, a.value[ID_NAME]);
     else if ((v = env("ELASTIC_APM_SERVICE_NAME")))
         copy_field("service name", cfg->service_name, v);
     else {
@@ -138,27 +179,24 @@ static void load_identity(struct config *cfg)
         copy_field("service name", cfg->service_name, buf);
     }
 
-    cfg->service_environment[0] = 0;
-    if (attrs && resource_attrs_get(attrs, "deployment.environment.name", buf, sizeof buf) && buf[0])
-        copy_field("service environment", cfg->service_environment, buf);
-    else if (attrs && resource_attrs_get(attrs, "deployment.environment", buf, sizeof buf) && buf[0])
-        copy_field("service environment", cfg->service_environment, buf);
+    if (nonempty(&a, ID_ENV_NAME))
+        copy_field("service environment", cfg->service_environment, a.value[ID_ENV_NAME]);
+    else if (nonempty(&a, ID_ENV))
+        copy_field("service environment", cfg->service_environment, a.value[ID_ENV]);
     else if ((v = env("ELASTIC_APM_ENVIRONMENT")))
         copy_field("service environment", cfg->service_environment, v);
 
-    cfg->service_version[0] = cfg->service_namespace[0] = 0;
-    if (attrs && resource_attrs_get(attrs, "service.version", buf, sizeof buf))
-        copy_field("service version", cfg->service_version, buf);
+    if (a.found[ID_VERSION])
+        copy_field("service version", cfg->service_version, a.value[ID_VERSION]);
     else if ((v = env("ELASTIC_APM_SERVICE_VERSION")))
         copy_field("service version", cfg->service_version, v);
-    if (attrs && resource_attrs_get(attrs, "service.namespace", buf, sizeof buf))
-        copy_field("service namespace", cfg->service_namespace, buf);
+    if (a.found[ID_NAMESPACE])
+        copy_field("service namespace", cfg->service_namespace, a.value[ID_NAMESPACE]);
 }
 
 static void load_traceparent(struct config *cfg)
 {
     const char *v = env("TRACEPARENT");
-    cfg->has_traceparent = 0;
     if (!v)
         return;
     if (traceparent_parse(v, &cfg->traceparent) == 0)
@@ -187,28 +225,53 @@ int glob_list_matches(const char *list, const char *path)
     return 0;
 }
 
-static void load_selection(struct config *cfg)
+/* Whether INCLUDE/EXCLUDE (as given) leave the program out. */
+static int deselected(struct selection *sel, const char *inc, const char *exc)
 {
-    const char *inc = env("PROFLINK_INCLUDE"), *exc = env("PROFLINK_EXCLUDE");
-    cfg->selected = 1;
-    if (inc && !glob_list_matches(inc, cfg->exe_path))
-        cfg->selected = 0;
-    if (exc && glob_list_matches(exc, cfg->exe_path))
-        cfg->selected = 0;
+    return (inc && !glob_list_matches(inc, read_exe(&sel->exe_read, sel->exe_path))) ||
+           (exc && glob_list_matches(exc, read_exe(&sel->exe_read, sel->exe_path)));
 }
 
-void config_load(struct config *cfg)
+static const char *env_only(const char *name)
 {
-    memset(cfg, 0, sizeof *cfg);
-    load_log_level(); /* the environment's level first, for what the file reader logs */
+    const char *v = secure_getenv(name);
+    return v && v[0] ? v : NULL;
+}
+
+int config_decide(struct selection *sel)
+{
+    sel->mode = MODE_AUTO;
+    sel->selected = 1;
+    sel->exe_read = 0;
+    sel->exe_path[0] = 0;
+    load_log_level(env_only("PROFLINK_LOG")); /* first, for what the file reader logs */
+    /* What the environment alone decides, before the file is even opened: it wins over the
+     * file, and the file can only narrow a selection, so "disabled" or "not selected" here
+     * is final. A host that sets these per program (systemd units) pays no system call for
+     * a program it disables, one readlink for a program its globs leave out. */
+    const char *enabled = env_only(ENV_PREFIX "ENABLED");
+    if (enabled && !strcasecmp(enabled, "false")) {
+        sel->mode = MODE_FALSE;
+        return 0;
+    }
+    const char *inc = env_only("PROFLINK_INCLUDE"), *exc = env_only("PROFLINK_EXCLUDE");
+    if ((inc || exc) && deselected(sel, inc, exc)) {
+        sel->selected = 0;
+        return 0;
+    }
     config_file_load();
-    load_log_level();
-    ssize_t n = readlink("/proc/self/exe", cfg->exe_path, sizeof cfg->exe_path - 1);
-    cfg->exe_path[n > 0 ? n : 0] = 0;
-    load_selection(cfg);
-    load_mode(cfg);
-    if (!cfg->selected || cfg->mode == MODE_FALSE)
-        return; /* nothing else is needed, and nothing is warned about for an inactive program */
+    load_log_level(env("PROFLINK_LOG"));
+    sel->selected = !deselected(sel, env("PROFLINK_INCLUDE"), env("PROFLINK_EXCLUDE"));
+    load_mode(sel);
+    return sel->selected && sel->mode != MODE_FALSE;
+}
+
+void config_load_served(struct config *cfg, const struct selection *sel)
+{
+    cfg->mode = sel->mode;
+    cfg->selected = sel->selected;
+    if ((cfg->exe_read = sel->exe_read))
+        memcpy(cfg->exe_path, sel->exe_path, strlen(sel->exe_path) + 1);
     load_buffer_size(cfg);
     copy_path(ENV_PREFIX "SOCKET_DIR", cfg->socket_dir, sizeof cfg->socket_dir);
     copy_path("PROFLINK_FIFO", cfg->fifo_path, sizeof cfg->fifo_path);
@@ -220,4 +283,15 @@ void config_load(struct config *cfg)
     cfg->http = parse_bool("PROFLINK_HTTP", 0);
     load_identity(cfg);
     load_traceparent(cfg);
+}
+
+void config_load(struct config *cfg)
+{
+    struct selection sel;
+    memset(cfg, 0, sizeof *cfg);
+    int served = config_decide(&sel);
+    cfg->mode = sel.mode;
+    cfg->selected = sel.selected;
+    if (served)
+        config_load_served(cfg, &sel);
 }

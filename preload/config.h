@@ -23,18 +23,39 @@ struct config {
     int otel_context; /* PROFLINK_OTEL_CONTEXT */
     int http;         /* PROFLINK_HTTP: read traceparent from accepted HTTP/1.x connections */
     uint32_t buffer_size;
+    int has_traceparent;     /* TRACEPARENT was present and well formed */
+    int exe_read;            /* exe_path was read */
+    char exe_path[PATH_MAX]; /* readlink /proc/self/exe once exe_read, "" if unknown */
+    struct trace_ctx traceparent;
     char socket_dir[PATH_MAX]; /* configured dir, "" = default ($TMPDIR, else /tmp) */
     char fifo_path[PATH_MAX];  /* "" = off */
     char service_name[SERVICE_FIELD_MAX + 1];
     char service_environment[SERVICE_FIELD_MAX + 1];
     char service_version[SERVICE_FIELD_MAX + 1];
     char service_namespace[SERVICE_FIELD_MAX + 1];
-    char exe_path[PATH_MAX]; /* readlink /proc/self/exe, "" if unknown */
-    int has_traceparent;     /* TRACEPARENT was present and well formed */
-    struct trace_ctx traceparent;
 };
 
-/* Fills *cfg from the environment. Never fails: every problem is a warning and a default. */
+/* What decides whether the program is served. Kept apart from struct config (on the caller's
+ * stack) so that a program that is not served never touches the configuration's pages: each
+ * page faulted in costs microseconds, and every process of a host pays them. */
+struct selection {
+    enum profiling_mode mode;
+    int selected;            /* PROFLINK_INCLUDE/EXCLUDE let this program activate */
+    int exe_read;            /* exe_path was read */
+    char exe_path[PATH_MAX]; /* readlink /proc/self/exe once exe_read, "" if unknown */
+};
+
+/* Whether this program is served at all, decided before anything else is done (README:
+ * system-wide use): from the environment, then the system configuration file, and the
+ * executable's path only when a selection glob needs it. Fills *sel (no need to clear it);
+ * sets the log level. 1 served, 0 not. */
+int config_decide(struct selection *sel);
+
+/* The rest of the configuration of a served program into a zeroed *cfg, after config_decide
+ * said yes. Never fails: every problem is a warning and a default. */
+void config_load_served(struct config *cfg, const struct selection *sel);
+
+/* Both of the above into *cfg (zeroed first; the rest only for a served program). */
 void config_load(struct config *cfg);
 
 /* The configuration of the running process image (loaded by the constructor). */

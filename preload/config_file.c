@@ -78,7 +78,8 @@ static void parse(size_t len)
 
 void config_file_load(void)
 {
-    n_keys = 0;
+    /* n_keys is 0 until a file is read (read once per process image): not written here, so a
+     * host without the file never faults in the page holding it */
     int fd = open(SYSTEM_CONFIG_PATH, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
         return; /* no file: the usual case */

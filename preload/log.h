@@ -16,9 +16,13 @@ void log_raw(const char *line, size_t len);
 int log_enabled(enum log_level level);
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-#define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
-#define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)
-#define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
-#define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+/* The arguments are evaluated only when the line is written: a disabled debug line's
+ * strerror() would otherwise run libc's message lookup, and fault its pages in, in every
+ * starting process. */
+#define LOG_AT(level, ...) ((void)(log_enabled(level) && (log_msg(level, __VA_ARGS__), 1)))
+#define log_error(...) LOG_AT(LOG_ERROR, __VA_ARGS__)
+#define log_warn(...) LOG_AT(LOG_WARN, __VA_ARGS__)
+#define log_info(...) LOG_AT(LOG_INFO, __VA_ARGS__)
+#define log_debug(...) LOG_AT(LOG_DEBUG, __VA_ARGS__)
 
 #endif

@@ -19,7 +19,13 @@
 #include "runtime_state.h"
 #include "thread_records.h"
 
-static int start_once(void)
+/* The decision comes first and costs next to nothing: proflink may be listed in
+ * /etc/ld.so.preload and so loaded into every process of the host, most of which it does not
+ * serve. Until the program is known to be served, nothing is allocated, no file but the
+ * system configuration is opened and the configuration's memory is not touched (README:
+ * Speed, what a start costs). Cold: it runs once, and the compiler places it with the
+ * constructor at the front of the code rather than in a page of its own. */
+__attribute__((cold)) static int start_once(void)
 {
     struct config *cfg = &proflink_config;
     log_capture_stderr(); /* before anything of ours can take the number 2 */
@@ -32,16 +38,16 @@ static int start_once(void)
         log_info("inactive: setuid/setgid program (secure-exec), its environment is not trusted");
         return -1;
     }
-    config_load(cfg);
+    struct selection sel; /* on the stack: config.h says why */
+    if (!config_decide(&sel)) {
+        if (!sel.selected)
+            log_info("inactive: %s is not selected by PROFLINK_INCLUDE/EXCLUDE", sel.exe_path);
+        else
+            log_info("inactive: ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED is false");
+        return -1;
+    }
+    config_load_served(cfg, &sel);
     records_set_service(cfg->service_name);
-    if (!cfg->selected) {
-        log_info("inactive: %s is not selected by PROFLINK_INCLUDE/EXCLUDE", cfg->exe_path);
-        return -1;
-    }
-    if (cfg->mode == MODE_FALSE) {
-        log_info("inactive: ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED is false");
-        return -1;
-    }
     if (!copies_first())
         return -1;
     if (thread_records_init(cfg->otel_context, cfg->inherit,
