@@ -89,7 +89,9 @@ time.sleep(60)
         "$LIB" "$HELPERS/target_threads"
     grep -q ready "$BATS_TEST_TMPDIR/holder.out"
     own=$(cat "$BATS_TEST_TMPDIR/pid")
-    [ "$own" -ge 2 ] && [ "$own" -le 7 ] # the served start's pid was one of the names
+    # the served start's pid was one of the names
+    [ "$own" -ge 2 ]
+    [ "$own" -le 7 ]
     # every holder socket outlived the sweep (the holder is gone now: they are stale)
     [ "$(find "$SOCKDIR" -name 'proflink-*-0000*.sock' | wc -l)" = 7 ]
     served_start
