@@ -290,9 +290,15 @@ static void find_library(void)
         unsigned long lo, hi;
         char perms[8];
         unsigned long off;
+        /* every executable part of it: once the storage is published, one page of the text
+         * loses PROT_EXEC (preload/mapping_renew.c) and the code lies on both sides of it */
         if (strstr(line, "elastic-jvmti-linux-") &&
-            sscanf(line, "%lx-%lx %7s %lx", &lo, &hi, perms, &off) == 4 && perms[2] == 'x')
-            lib_lo = lo, lib_hi = hi, lib_base = lo - off;
+            sscanf(line, "%lx-%lx %7s %lx", &lo, &hi, perms, &off) == 4 && perms[2] == 'x') {
+            if (!lib_lo || lo < lib_lo)
+                lib_lo = lo, lib_base = lo - off;
+            if (hi > lib_hi)
+                lib_hi = hi;
+        }
     }
     if (f)
         fclose(f);
