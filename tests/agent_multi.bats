@@ -131,10 +131,13 @@ EOF2
     [ "$status" -eq 0 ]
     grep -q "^proflink-agent: nothing in pid $busy reads its socket: proflink's reader threads are not running" <<<"$output"
     refute grep -q 'net.unix.max_dgram_qlen messages, 10 by default' <<<"$output"
-    # with a FIFO the library's threads read the socket: no such line
+    # with a FIFO the library's threads read the socket: no such line (they start at the
+    # program's first thread: a busy program that creates one)
     mkfifo -m 600 "$BATS_TEST_TMPDIR/fifo"
     TRACEPARENT=00-$TRACE-00f067aa0ba902b7-01 LD_PRELOAD=$glibc_lib PROFLINK_FIFO=$BATS_TEST_TMPDIR/fifo \
-        bash -c 'while :; do :; done' 3>&- &
+        /usr/bin/python3 -c 'import threading
+threading.Thread(target=lambda: None).start()
+while True: pass' 3>&- &
     PIDS+=("$!")
     wait_attachable "$!"
     for _ in $(seq 100); do grep -qx proflink-intake /proc/"$!"/task/*/comm 2>/dev/null && break; sleep 0.05; done

@@ -9,6 +9,11 @@ bats_require_minimum_version 1.5.0
 setup() {
     setup_sockdir
     PIDS=()
+    # a program that waits for work (select) for 60 s: with PROFLINK_FIFO, proflink's threads
+    # start at such a wait (a plain sleep never waits that way, and keeps them off)
+    WAITER=$BATS_TEST_TMPDIR/waiter
+    printf '#!/usr/bin/python3\nimport select\nselect.select([], [], [], 60)\n' >"$WAITER"
+    chmod +x "$WAITER"
 }
 
 teardown() {
@@ -162,10 +167,11 @@ fails() {
 
 @test "the socket queue length of the target's own network namespace: WARN and fix when low" {
     # a network namespace of its own (unshare -n), with a queue length the host does not have;
-    # a FIFO, so that proflink's threads read the socket (without them the queue is not the limit)
+    # a FIFO, so that proflink's threads read the socket (without them the queue is not the limit);
+    # they start at the program's first wait for work (select here)
     mkfifo -m 600 "$BATS_TEST_TMPDIR/fifo"
     unshare -n sh -c 'sysctl -qw net.unix.max_dgram_qlen=37 && exec "$@"' sh \
-        env LD_PRELOAD="$LIB" PROFLINK_FIFO="$BATS_TEST_TMPDIR/fifo" sleep 60 &
+        env LD_PRELOAD="$LIB" PROFLINK_FIFO="$BATS_TEST_TMPDIR/fifo" "$WAITER" &
     PID=$!
     PIDS+=("$PID")
     wait_attachable "$PID"
@@ -258,7 +264,8 @@ fails() {
     "$INSPECT" --json --no-threads "$PID" >"$BATS_TEST_TMPDIR/inspect.json" || true
     [ "$(jget "j['socket_reader']")" = false ]
     mkfifo -m 600 "$BATS_TEST_TMPDIR/fifo"
-    bg LD_PRELOAD="$LIB" PROFLINK_FIFO="$BATS_TEST_TMPDIR/fifo" sleep 60
+    # with a FIFO the threads start at the program's first wait for work (select here)
+    bg LD_PRELOAD="$LIB" PROFLINK_FIFO="$BATS_TEST_TMPDIR/fifo" "$WAITER"
     wait_attachable "$PID"
     for _ in $(seq 100); do grep -qx proflink-intake /proc/"$PID"/task/*/comm 2>/dev/null && break; sleep 0.05; done
     run "$INSPECT" --no-threads "$PID"

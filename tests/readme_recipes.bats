@@ -4,7 +4,8 @@
 # follows the text) and run verbatim, and the promised result checked.
 #  - Unmodified HTTP servers: the requests overlap the sampling, big.bin exists, the samples are
 #    attributed to the recipe's trace. Run in namespaces of its own (pid, network, mount with a
-#    private /tmp), so its fixed port 8000, `pidof python3` and /tmp/www see nothing else.
+#    private /tmp/www: not all of /tmp, which may hold the checkout), so its fixed port 8000,
+#    `pidof python3` and /tmp/www see nothing else.
 #  - Node.js: the tarball `make` packs installs as a copy with koffi resolved inside the
 #    installing project, not as a symlink into the checkout.
 # shellcheck shell=bash
@@ -26,7 +27,7 @@ bats_require_minimum_version 1.5.0
     unset ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR
     # shellcheck disable=SC2016 # expanded by the inner shell
     run timeout 120 unshare --pid --fork --mount-proc --net --mount bash -c '
-        ip link set lo up && mount -t tmpfs tmpfs /tmp || exit 99
+        ip link set lo up && mkdir -p /tmp/www && mount -t tmpfs tmpfs /tmp/www || exit 99
         PATH=/usr/bin:/bin:$PATH bash -e -c "$1"
         echo "rc=$?"
         ls -l /tmp/www/big.bin' sh "$(cat "$BATS_TEST_TMPDIR/recipe.sh")" 3>&-

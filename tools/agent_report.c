@@ -115,8 +115,9 @@ void agent_report_text(const struct agent *a, const struct agent_options *o,
            a->sender.failed ? ": " : "", a->sender.failed ? strerror(a->sender.last_errno) : "");
     if (a->reader == 0 && (a->sender.sent || a->sender.dropped))
         printf("proflink-agent: nothing in pid %ld reads its socket: proflink's reader threads are "
-               "not running (they start with PROFLINK_FIFO or a tracer's first use of the message "
-               "API: a callback, proflink_end_transaction); the socket kept the first messages and "
+               "not running (they start at a tracer's first use of the message API: a callback, "
+               "proflink_end_transaction; with PROFLINK_FIFO, at the program's first "
+               "pthread_create or wait for work: accept, poll, epoll_wait, select); the socket kept the first messages and "
                "refused the rest, so no stack-trace id reaches the service, whatever "
                "net.unix.max_dgram_qlen is. The samples below are attributed to their traces all "
                "the same (a profiler does that on its side); for the ids to reach the service, "

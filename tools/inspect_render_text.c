@@ -109,8 +109,10 @@ void inspect_render_text(const struct inspect_report *r)
         printf("INFO  reader   proflink's intake thread receives the profiler's messages\n");
     else if (r->reader == 0)
         printf("INFO  reader   nothing in the process reads its profiler socket: proflink's intake "
-               "and reader threads are not running (they start with PROFLINK_FIFO or a tracer's "
-               "first use of the message API: a callback, proflink_end_transaction); a profiler's "
+               "and reader threads are not running (they start at a tracer's first use of the "
+               "message API: a callback, proflink_end_transaction; with PROFLINK_FIFO, at the "
+               "program's first pthread_create or wait for work: accept, poll, epoll_wait, "
+               "select; a single-threaded program that did neither keeps them off); a profiler's "
                "messages wait in the socket until it is full, then are dropped, whatever "
                "net.unix.max_dgram_qlen is. Its samples are attributed to traces all the same; "
                "only the stack-trace ids meant for the service are lost\n"
