@@ -78,7 +78,7 @@
 #include "fd_identity.h"
 #include "messages.h"
 #include "pending.h"
-#include "provider.h"
+#include "provider_relay.h"
 #include "raw_syscall.h"
 #include "stats.h"
 
@@ -198,7 +198,7 @@ void *intake_main(void *arg)
             continue;
         }
         int n = receive(room);
-        if (n > 0 && provider_relaying()) { /* another provider owns the format (provider.h) */
+        if (n > 0 && provider_relaying()) { /* another provider owns the format (provider_relay.h) */
             for (int i = 0; i < n; i++)
                 provider_relay(bufs[i], lens[i] > RECV_MAX ? RECV_MAX : (size_t)lens[i]);
             continue;

@@ -6,22 +6,16 @@
  * own socket (a profiler that attached before the other library published keeps sending there)
  * to the socket the other block names. proflink's thread records and its OTel contexts stay as
  * they are (the other library sets the apmint TLS pointer itself on the threads it serves, and
- * that pointer is the one the profiler reads, through proflink's TLS offset). */
+ * that pointer is the one the profiler reads, through proflink's TLS offset). The relaying is
+ * provider_relay.h, used by the intake thread; this is the check made where the program runs. */
 #ifndef PROFLINK_PROVIDER_H
 #define PROFLINK_PROVIDER_H
 
 #include <stddef.h>
 
 /* Notices another provider's block (a few atomic loads while there is none); the first time logs
- * which library it is and starts the intake thread, which relays. Called where proflink runs
+ * which library it is (provider_noticed) and starts the intake thread, which relays. Called where proflink runs
  * anyway in such a process: thread creation and each received batch. */
 void provider_check(void);
-
-/* 1 while another provider's block is in the pointer: received datagrams go to provider_relay,
- * not to proflink's consumers. */
-int provider_relaying(void);
-
-/* Sends one received datagram on to the other provider's socket (intake thread only). */
-void provider_relay(const void *buf, size_t len);
 
 #endif

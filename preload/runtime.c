@@ -18,6 +18,7 @@
 #include "mapping_renew.h"
 #include "otel_process_ctx.h"
 #include "process_storage.h"
+#include "provider_relay.h"
 #include "reader.h"
 #include "runtime_state.h"
 #include "socket.h"
@@ -52,6 +53,7 @@ int runtime_publish(const struct config *cfg)
         return -1;
     }
     snprintf(socket_dir, sizeof socket_dir, "%s", dir);
+    provider_relay_own_socket(socket_path);
     owner_pid = getpid();
     if (process_storage_publish(cfg, socket_path) != 0) {
         log_error("out of memory; profiler correlation disabled for this process");
