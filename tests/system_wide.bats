@@ -225,7 +225,8 @@ inert() {
     cp "$HELPERS/target_threads" "$d/suid"
     chown root:root "$d/suid"
     chmod 4755 "$d/suid"
-    ns setpriv --reuid=65534 --regid=65534 --clear-groups "$d/suid" 2 1 >"$d/out" 2>"$d/err" &
+    # 5 s: time enough under load for the checks below while it runs
+    ns setpriv --reuid=65534 --regid=65534 --clear-groups "$d/suid" 2 5 >"$d/out" 2>"$d/err" &
     KILL_PIDS=$!
     for _ in $(seq 50); do grep -q ready "$d/out" 2>/dev/null && break; sleep 0.05; done
     pid=$(pgrep -n -f "^$d/suid")
