@@ -55,9 +55,9 @@ static inline long raw_syscall4(long nr, long a1, long a2, long a3, long a4)
 /* Each libc function the library imports is looked up when it is loaded (-z now, Makefile), in
  * every process of a host that preloads it, served or not: about 1,000 instructions of the
  * dynamic loader per name (callgrind, make bench). So the simple calls (these, and getrandom,
- * memfd_create, madvise, mprotect, kill, nanosleep where they are made) go to the kernel
- * directly: glibc (since 2.25) and musl make the very same system calls, with no cache to keep
- * in step, and the callers read the -errno result instead of errno. */
+ * memfd_create, madvise, mprotect, kill, nanosleep, process_vm_readv, ioctl where they are
+ * made) go to the kernel directly: glibc (since 2.25) and musl make the very same system calls,
+ * with no cache to keep in step, and the callers read the -errno result instead of errno. */
 static inline int raw_getpid(void) { return (int)raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0); }
 static inline uid_t raw_geteuid(void) { return (uid_t)raw_syscall6(SYS_geteuid, 0, 0, 0, 0, 0, 0); }
 static inline gid_t raw_getegid(void) { return (gid_t)raw_syscall6(SYS_getegid, 0, 0, 0, 0, 0, 0); }
