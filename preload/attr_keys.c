@@ -17,6 +17,7 @@
 #include "stats.h"
 #include "thread_records.h"
 #include "utf8.h"
+#include "raw_syscall.h"
 
 /* How many times a registration retries a contended lock before giving up (ATTR_KEY_BUSY):
  * registrations take microseconds, and a caller must never hang (a signal handler that
@@ -84,7 +85,7 @@ int attr_key_index(const char *key, size_t len)
                 stat_inc(STAT_ATTRIBUTES_REFUSED);
             return i;
         }
-        sched_yield();
+        raw_sched_yield();
     }
     return ATTR_KEY_BUSY;
 }

@@ -22,6 +22,7 @@
 #include "spin.h"
 #include "stats.h"
 #include "txqueue.h"
+#include "raw_syscall.h"
 
 #define NS_PER_MS 1000000ull
 #define NS_PER_S 1000000000ull
@@ -55,7 +56,7 @@ int deferral_init(uint32_t capacity, int hold_always, void (*wake_reader)(void))
     wake = wake_reader;
     queue_capacity = capacity;
     always = hold_always;
-    pid = (int)getpid();
+    pid = (int)raw_getpid();
     last_expire_ns = clock_monotonic_ns();
     return 0;
 }
@@ -160,7 +161,7 @@ int deferral_end(const uint8_t trace_id[16], const uint8_t transaction_id[8], ui
      * transaction loses it (no reader there), which is better than killing every process
      * whose reader started before its sandbox. */
     int same_process = pid == 0 || runtime_sandboxed() || /* 0: no reader ever started */
-                       (pid_t)pid == getpid();
+                       (pid_t)pid == raw_getpid();
     int hold = same_process && (flags & 1) && atomic_load_explicit(&ready, memory_order_acquire) &&
                (always || profiler_seen());
     if (hold) {
@@ -258,7 +259,7 @@ int64_t deferral_run(uint64_t now, unsigned max)
 
 int deferral_flush(void)
 {
-    if (!queue.cells || (pid_t)pid != getpid())
+    if (!queue.cells || (pid_t)pid != raw_getpid())
         return 0;
     proflink_stack_count *ids = malloc(ACCUM_MAX_IDS_PER_KEY * sizeof *ids);
     proflink_stack_count none[1];

@@ -22,6 +22,7 @@
 #include "log.h"
 #include "records.h"
 #include "stats.h"
+#include "raw_syscall.h"
 
 /* A consumer that opens the pipe after the program started misses at most this much: short
  * enough for tools started a moment later, long enough that a profiler burst with nobody
@@ -54,7 +55,7 @@ static const char *pipe_problem(const struct stat *st)
         return "is a symbolic link";
     if (!S_ISFIFO(st->st_mode))
         return "exists and is not a named pipe";
-    if (st->st_uid != geteuid())
+    if (st->st_uid != raw_geteuid())
         return "is owned by another user";
     if (st->st_mode & (S_IWGRP | S_IWOTH))
         return "is writable by group or others";

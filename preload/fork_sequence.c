@@ -74,6 +74,7 @@
 #include "runtime_state.h"
 #include "stats.h"
 #include "tracer_resource.h"
+#include "raw_syscall.h"
 
 static void take_locks(void)
 {
@@ -122,7 +123,7 @@ void fork_sequence_child(void)
         runtime_fork_child_sandboxed();
         return;
     }
-    atomic_store_explicit(&set_up_for, (int)getpid(), memory_order_relaxed);
+    atomic_store_explicit(&set_up_for, (int)raw_getpid(), memory_order_relaxed);
     deferral_fork_child();
     fifo_fork_child();
     pull_queue_fork_child();
@@ -164,7 +165,7 @@ static int shares_memory_with(int pid)
 {
 #ifdef SYS_kcmp
     /* six longs: syscall() is proflink's own hook, which reads six (wakeup.c) */
-    return syscall(SYS_kcmp, (long)getpid(), (long)pid, (long)KCMP_VM, 0L, 0L, 0L) == 0;
+    return syscall(SYS_kcmp, (long)raw_getpid(), (long)pid, (long)KCMP_VM, 0L, 0L, 0L) == 0;
 #else
     (void)pid;
     return 0;
@@ -176,7 +177,7 @@ void fork_sequence_check_process(void)
     if (!runtime_active() || runtime_sandboxed())
         return; /* sandboxed: getpid itself is a system call the program did not ask for */
     int recorded = atomic_load_explicit(&set_up_for, memory_order_relaxed);
-    int now = (int)getpid(); /* a system call in glibc (no cache since 2.25) and musl alike */
+    int now = raw_getpid(); /* a system call each time: nothing cached to go stale in a copy */
     if (__builtin_expect(now == recorded || recorded == 0, 1))
         return;
     int saved_errno = errno; /* the callers are the program's calls: errno is theirs */
@@ -195,7 +196,7 @@ void fork_sequence_check_process(void)
 void fork_sequence_install(void)
 {
     static _Atomic int installed;
-    atomic_store_explicit(&set_up_for, (int)getpid(), memory_order_relaxed);
+    atomic_store_explicit(&set_up_for, (int)raw_getpid(), memory_order_relaxed);
     if (atomic_exchange(&installed, 1))
         return;
     atfork_register(prepare, parent, fork_sequence_child);

@@ -211,7 +211,7 @@ void *intake_main(void *arg)
             continue;
         if (errno == ENOMEM || errno == ENOBUFS) {
             struct timespec pause = {0, MEMORY_SHORTAGE_PAUSE_NS};
-            nanosleep(&pause, NULL);
+            raw_nanosleep(&pause);
             continue;
         }
         return end(errno);

@@ -23,8 +23,10 @@
  * done there. mprotect fails only in a sandbox that forbids it (none is installed before our
  * constructor runs): then nothing changes. */
 #include "mapping_renew.h"
+#include "raw_syscall.h"
 
 #include <stdint.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -47,8 +49,8 @@ void mapping_renew(void)
 {
 #ifndef PROFLINK_STATIC
     /* a statically linked program is never matched by the profiler's file name: nothing to do */
-    if (sysconf(_SC_PAGESIZE) != RENEW_PAGE)
+    if (getauxval(AT_PAGESZ) != RENEW_PAGE)
         return;
-    mprotect((void *)proflink_renew_page, RENEW_PAGE, PROT_READ);
+    raw_syscall6(SYS_mprotect, (long)proflink_renew_page, RENEW_PAGE, PROT_READ, 0, 0, 0);
 #endif
 }

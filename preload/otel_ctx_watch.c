@@ -10,6 +10,7 @@
 #include "otel_process_ctx.h"
 #include "runtime_state.h"
 #include "thread_records.h"
+#include "raw_syscall.h"
 
 /* The kernel ABI values (linux/prctl.h), spelled out as in hooks/seccomp.c. */
 #define WATCH_PR_SET_VMA 0x53564d41
@@ -23,7 +24,8 @@ static int names_otel_ctx(unsigned long name)
 {
     char buf[9];
     struct iovec local = {buf, sizeof buf}, remote = {(void *)name, sizeof buf};
-    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof buf)
+    if (raw_syscall6(SYS_process_vm_readv, raw_getpid(), (long)&local, 1, (long)&remote, 1, 0) !=
+        (long)sizeof buf)
         return 0;
     return memcmp(buf, "OTEL_CTX", sizeof buf) == 0;
 }

@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sched.h>
@@ -42,9 +43,10 @@
 #include "log.h"
 #include "otel_payload.h"
 #include "random.h"
+#include "raw_syscall.h"
 
 /* Older libc headers (and musl's) may lack these; the values are the kernel ABI. (memfd_create
- * is libc's wrapper: random.c says why that is safe.) */
+ * is made as a system call: random.c says why.) */
 #ifndef MFD_CLOEXEC
 #define MFD_CLOEXEC 0x0001U
 #endif
@@ -194,7 +196,7 @@ static int encode_payload(const struct config *cfg, uint8_t *slot, uint32_t *siz
 
 static size_t page_size(void)
 {
-    long p = sysconf(_SC_PAGESIZE);
+    unsigned long p = getauxval(AT_PAGESZ);
     return p > 0 ? (size_t)p : 4096;
 }
 
@@ -202,10 +204,16 @@ static int memfd_open(void)
 {
     /* NOEXEC_SEAL (Linux 6.3+) keeps the file from ever being made executable; older kernels
      * reject the unknown flag with EINVAL, so ask again without it. */
-    int fd = memfd_create(CTX_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL);
-    if (fd < 0 && errno == EINVAL)
-        fd = memfd_create(CTX_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    return fd_above_stdio(fd);
+    long fd = raw_syscall6(SYS_memfd_create, (long)CTX_NAME,
+                           MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL, 0, 0, 0, 0);
+    if (fd == -EINVAL)
+        fd = raw_syscall6(SYS_memfd_create, (long)CTX_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING, 0, 0,
+                          0, 0);
+    if (fd < 0) {
+        errno = (int)-fd; /* for the caller's message */
+        return -1;
+    }
+    return fd_above_stdio((int)fd);
 }
 
 /* The memfd first: its name is visible in /proc/PID/maps on every kernel, while naming an
@@ -218,8 +226,11 @@ static void *map_header(size_t len)
     st.hdr_is_memfd = 0;
     if (fd >= 0) {
         void *p = MAP_FAILED;
-        if (ftruncate(fd, (off_t)len) == 0)
+        long r = raw_syscall6(SYS_ftruncate, fd, (long)len, 0, 0, 0, 0);
+        if (r == 0)
             p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+        else
+            errno = (int)-r; /* for the message below */
         close(fd);
         st.hdr_is_memfd = p != MAP_FAILED;
         if (p != MAP_FAILED)
@@ -282,7 +293,7 @@ static void header_swap(struct ctx_header *h, const uint8_t *payload, uint32_t s
 
 static void release_header(void)
 {
-    if (st.hdr && st.owner == getpid())
+    if (st.hdr && st.owner == raw_getpid())
         munmap(st.hdr, st.hdr_len);
     st.hdr = NULL; /* in a fork child the range is simply not mapped: never touch it */
     atomic_store_explicit(&hdr_addr, 0, memory_order_relaxed);
@@ -310,14 +321,15 @@ static int create_header(void)
     }
     /* Before anything is written: if the program forks between mmap and here, its child gets
      * an all-zero copy that no reader accepts (no signature), and after this no copy at all. */
-    if (madvise(p, st.hdr_len, MADV_DONTFORK) != 0) {
-        fail("madvise(MADV_DONTFORK)", errno);
+    long r = raw_syscall6(SYS_madvise, (long)p, (long)st.hdr_len, MADV_DONTFORK, 0, 0, 0);
+    if (r != 0) {
+        fail("madvise(MADV_DONTFORK)", (int)-r);
         munmap(p, st.hdr_len);
         release_all();
         return -1;
     }
     st.hdr = p;
-    st.owner = getpid();
+    st.owner = raw_getpid();
     atomic_store_explicit(&hdr_addr, (uintptr_t)p, memory_order_relaxed);
     header_init(st.hdr, st.slots + (size_t)slot * OTEL_PAYLOAD_MAX, st.size[slot]);
     name_header();
@@ -366,7 +378,7 @@ static int republish(const struct config *cfg)
     return 0;
 }
 
-static int published_here(void) { return st.hdr && st.slots && st.owner == getpid(); }
+static int published_here(void) { return st.hdr && st.slots && st.owner == raw_getpid(); }
 
 /* Never waits: the callers are a constructor, a fork child and tests, none of which may hang. */
 static int lock(void)
@@ -407,7 +419,7 @@ int otel_process_ctx_set_key_map(const struct config *cfg, const char *const *ke
     int rc = -1;
     for (int i = 0; i < KEY_MAP_LOCK_TRIES && rc != 0; i++) {
         if (atomic_flag_test_and_set_explicit(&busy, memory_order_acquire)) {
-            sched_yield();
+            raw_sched_yield();
             continue;
         }
         const char *const *old_keys = st.keys;
@@ -495,7 +507,7 @@ int otel_process_ctx_withdraw(void)
      * the flag above keeps any later one from starting */
     for (int i = 0; i < KEY_MAP_LOCK_TRIES; i++) {
         if (lock() != 0) {
-            sched_yield();
+            raw_sched_yield();
             continue;
         }
         if (published_here()) {

@@ -66,11 +66,27 @@ void *process_storage_foreign(void)
     return cur;
 }
 
+/* The first block, in static storage when it fits: in a program that has not called malloc yet
+ * (a short command), a malloc here would set up libc's allocator at start (a getrandom, two brk
+ * and a fresh heap page) for a hundred bytes. Taken once per process image (a fork child's copy
+ * of the flag says taken), never reused, like every block (above). */
+#define FIRST_BLOCK_SIZE 512 /* a service name, an environment and a socket path, typically */
+static _Alignas(16) uint8_t first_block[FIRST_BLOCK_SIZE];
+static int first_block_taken;
+
+static uint8_t *block_alloc(size_t size)
+{
+    /* relaxed: only which caller takes it matters; swap_pointer publishes the contents */
+    if (size <= sizeof first_block && !__atomic_exchange_n(&first_block_taken, 1, __ATOMIC_RELAXED))
+        return first_block;
+    return malloc(size);
+}
+
 int process_storage_publish(const struct config *cfg, const char *socket_path)
 {
     size_t size = 2 + 3 * 4 + strlen(cfg->service_name) + strlen(cfg->service_environment) +
                   strlen(socket_path);
-    uint8_t *block = malloc(size);
+    uint8_t *block = block_alloc(size);
     if (!block)
         return -1;
     uint16_t minor = 1;

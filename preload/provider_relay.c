@@ -13,6 +13,7 @@
 
 #include "log.h"
 #include "process_storage.h"
+#include "raw_syscall.h"
 
 /* The other block's fields, bounded as the profiler bounds them (its reader refuses longer). */
 #define OTHER_SERVICE_MAX 128
@@ -32,7 +33,10 @@ static int relay_ok;
 static int read_own(const void *addr, void *out, size_t n)
 {
     struct iovec local = {out, n}, remote = {(void *)addr, n};
-    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+    return raw_syscall6(SYS_process_vm_readv, raw_getpid(), (long)&local, 1, (long)&remote, 1, 0) ==
+                   (long)n
+               ? 0
+               : -1;
 }
 
 /* Skips the utf8-str (u32 length + bytes) at *p, or copies it into out (cap bytes) when out is

@@ -21,6 +21,7 @@
 #include "fd_safe.h"
 #include "lock_reset.h"
 #include "stats.h"
+#include "raw_syscall.h"
 
 /* Results are small (32 bytes + 20 per stack-trace id, at most 1024 ids) but a tracer that
  * stops taking must not grow the process without bound: besides the count the header names,
@@ -127,7 +128,7 @@ static void settle_pipe(void)
         return;
     if (taken_head) {
         int avail = 0;
-        if (ioctl(rd, FIONREAD, &avail) == 0 && avail == 0)
+        if (raw_syscall6(SYS_ioctl, rd, FIONREAD, (long)&avail, 0, 0, 0) == 0 && avail == 0)
             signal_ready();
         return;
     }

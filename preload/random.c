@@ -8,14 +8,13 @@
 
 #include "clock.h"
 #include "fd_safe.h"
+#include "raw_syscall.h"
 
-/* The libc wrappers of the newer system calls (getrandom here, memfd_create in
- * otel_process_ctx.c) are called as such, not through syscall(): every symbol is bound at load
- * time (-z now), but both C libraries have had them for long (glibc 2.25 and 2.27, musl 1.1.20),
- * the glibc build needs glibc 2.34 anyway (pthread in libc), and tests/elf_contract.bash checks
- * that each import resolves in either C library (a library of one may be preloaded into a
- * program of the other). A failing call (ENOSYS on an old kernel, a seccomp filter) only leads
- * to the next source. */
+/* getrandom here, and memfd_create in otel_process_ctx.c, are made as system calls
+ * (raw_syscall.h), not through their libc wrappers: every libc symbol the library imports is
+ * looked up at load time (-z now) in every process, served or not, and the kernel call is the
+ * same on both C libraries. A failing call (ENOSYS on an old kernel, a seccomp filter) only
+ * leads to the next source. */
 
 /* Without GRND_NONBLOCK getrandom waits for the entropy pool at early boot: a service started
  * then must not hang in our constructor. */
@@ -23,10 +22,11 @@ static size_t from_kernel(uint8_t *out, size_t n)
 {
     size_t got = 0;
     while (got < n) {
-        ssize_t r = getrandom(out + got, n - got, GRND_NONBLOCK);
+        long r = raw_syscall6(SYS_getrandom, (long)(out + got), (long)(n - got), GRND_NONBLOCK, 0, 0,
+                              0);
         if (r > 0)
             got += (size_t)r;
-        else if (!(r < 0 && errno == EINTR))
+        else if (r != -EINTR)
             break;
     }
     return got;
@@ -53,7 +53,7 @@ static size_t from_urandom(uint8_t *out, size_t n)
  * clocks, pid and a stack address through splitmix64 will do. */
 static void from_clocks(uint8_t *out, size_t n)
 {
-    uint64_t x = clock_monotonic_ns() ^ clock_realtime_ns() << 20 ^ (uint64_t)getpid() << 40 ^
+    uint64_t x = clock_monotonic_ns() ^ clock_realtime_ns() << 20 ^ (uint64_t)raw_getpid() << 40 ^
                  (uint64_t)(uintptr_t)&x;
     for (size_t i = 0; i < n; i++) {
         x += 0x9e3779b97f4a7c15u;

@@ -1,6 +1,7 @@
 /* raw_syscall.h — a system call made with the instruction itself, for the futex waits and
  * wakes between proflink's threads (wakeup.c), the intake thread's receives (intake.c) and a
- * renameat2 the musl toolchain has no wrapper for (socket.c).
+ * renameat2 the musl toolchain has no wrapper for (socket.c), and calls that would otherwise be
+ * the library's only reason to import a libc function (below says why that matters).
  *
  * Why not syscall(): in the preloaded library that name is proflink's own interposer
  * (hooks/seccomp.c), which reads its arguments through va_arg; in proflink's own threads, which
@@ -10,6 +11,10 @@
  * returns: the result, or -errno (errno is not touched). x86_64 and aarch64, the architectures proflink builds for. */
 #ifndef PROFLINK_RAW_SYSCALL_H
 #define PROFLINK_RAW_SYSCALL_H
+
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <time.h>
 
 static inline long raw_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
 {
@@ -45,6 +50,22 @@ static inline long raw_syscall6(long nr, long a1, long a2, long a3, long a4, lon
 static inline long raw_syscall4(long nr, long a1, long a2, long a3, long a4)
 {
     return raw_syscall6(nr, a1, a2, a3, a4, 0, 0);
+}
+
+/* Each libc function the library imports is looked up when it is loaded (-z now, Makefile), in
+ * every process of a host that preloads it, served or not: about 1,000 instructions of the
+ * dynamic loader per name (callgrind, make bench). So the simple calls (these, and getrandom,
+ * memfd_create, madvise, mprotect, kill, nanosleep, process_vm_readv, ioctl where they are
+ * made) go to the kernel directly: glibc (since 2.25) and musl make the very same system calls,
+ * with no cache to keep in step, and the callers read the -errno result instead of errno. */
+static inline int raw_getpid(void) { return (int)raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0); }
+static inline uid_t raw_geteuid(void) { return (uid_t)raw_syscall6(SYS_geteuid, 0, 0, 0, 0, 0, 0); }
+static inline gid_t raw_getegid(void) { return (gid_t)raw_syscall6(SYS_getegid, 0, 0, 0, 0, 0, 0); }
+static inline void raw_sched_yield(void) { raw_syscall6(SYS_sched_yield, 0, 0, 0, 0, 0, 0); }
+/* Callers that ignore an interrupted sleep's remainder (a pause, not a deadline). */
+static inline void raw_nanosleep(const struct timespec *ts)
+{
+    raw_syscall6(SYS_nanosleep, (long)ts, 0, 0, 0, 0, 0);
 }
 
 #endif

@@ -46,6 +46,7 @@
 #include "reader_lazy.h"
 #include "records.h"
 #include "runtime_state.h"
+#include "raw_syscall.h"
 
 /* The tracer's callbacks run on this stack: musl's default (128 KiB) is small for them,
  * glibc's (RLIMIT_STACK, often 8 MiB) more than needed; pages are touched only as used. */
@@ -139,7 +140,7 @@ static void deliver_chunk(void)
 static void sleep_ns(int64_t ns)
 {
     struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
-    nanosleep(&ts, NULL);
+    raw_nanosleep(&ts);
 }
 
 /* The intake ended (the program closed our socket, say): hold nothing more, deliver what is
@@ -209,7 +210,7 @@ int reader_start(int sock_fd)
     if (sock_fd < 0)
         return -1;
     intake_set_socket(sock_fd);
-    pid = (int)getpid();
+    pid = (int)raw_getpid();
     fifo_init(fifo_path);
     atomic_store_explicit(&state, IDLE, memory_order_release);
     /* something consumes already: the threads start at the program's first thread or wait */
@@ -227,7 +228,7 @@ void reader_kick_slow(void)
         return;
     int saved_errno = errno; /* the program's call: errno is its own */
     /* a raw clone copy not set up yet: its socket descriptor is its parent's (reader_lazy.h) */
-    if ((int)getpid() == pid)
+    if ((int)raw_getpid() == pid)
         reader_ensure_running();
     errno = saved_errno;
 }

@@ -22,6 +22,7 @@
 #include "reader.h"
 #include "runtime_state.h"
 #include "socket.h"
+#include "raw_syscall.h"
 
 static pid_t owner_pid;     /* the process that created socket_path */
 static char socket_path[SOCKET_PATH_MAX + 1];
@@ -54,7 +55,7 @@ int runtime_publish(const struct config *cfg)
     }
     snprintf(socket_dir, sizeof socket_dir, "%s", dir);
     provider_relay_own_socket(socket_path);
-    owner_pid = getpid();
+    owner_pid = raw_getpid();
     if (process_storage_publish(cfg, socket_path) != 0) {
         log_error("out of memory; profiler correlation disabled for this process");
         unlink(socket_path);
@@ -98,7 +99,7 @@ void runtime_fork_child(void)
                            &dir, why, sizeof why);
     if (fd < 0 || process_storage_publish(cfg, socket_path) != 0) {
         log_error("fork child: cannot publish its own socket; correlation disabled in pid %d",
-                  (int)getpid());
+                  (int)raw_getpid());
         if (fd >= 0) {
             unlink(socket_path);
             close(fd);
@@ -109,7 +110,7 @@ void runtime_fork_child(void)
         return;
     }
     snprintf(socket_dir, sizeof socket_dir, "%s", dir);
-    owner_pid = getpid();
+    owner_pid = raw_getpid();
     for (int i = 0; i < CHILDREN_TRACKED; i++) /* the parent's children are not ours */
         atomic_store_explicit(&children[i], 0, memory_order_relaxed);
     if (cfg->otel_context)
@@ -129,7 +130,7 @@ void runtime_fork_child_sandboxed(void)
  * handlers (raw clone) or a vfork child shares our memory, not our socket. */
 static int own_file(void)
 {
-    return socket_path[0] && !runtime_sandboxed() && owner_pid == getpid();
+    return socket_path[0] && !runtime_sandboxed() && owner_pid == raw_getpid();
 }
 
 static void remove_gone_children(void)
@@ -137,7 +138,7 @@ static void remove_gone_children(void)
     for (int i = 0; i < CHILDREN_TRACKED; i++) {
         int pid = atomic_load_explicit(&children[i], memory_order_relaxed);
         /* ESRCH: no such process, not even a zombie (EPERM: another user's, pid reused) */
-        if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH &&
+        if (pid > 0 && raw_syscall6(SYS_kill, pid, 0, 0, 0, 0, 0) == -ESRCH &&
             atomic_compare_exchange_strong(&children[i], &pid, 0))
             socket_remove_dead(socket_dir, pid, socket_file.suffix);
     }
@@ -197,7 +198,7 @@ void runtime_exec_failed(void)
         socket_file_remove(path, &file);
         close(fd);
         socket_path[0] = 0;
-        log_warn("after a failed exec: profiler messages no longer reach pid %d", (int)getpid());
+        log_warn("after a failed exec: profiler messages no longer reach pid %d", (int)raw_getpid());
         return;
     }
     if (process_storage_publish(&proflink_config, socket_path) != 0)
@@ -210,6 +211,6 @@ void runtime_creds_follow(uid_t euid, gid_t egid)
         return;
     /* The profiler requires the socket to be writable by the target's effective ids, and at
      * exit the process must be able to remove it (a sticky /tmp lets only the owner do so). */
-    socket_file_chown(socket_path, &socket_file, euid == (uid_t)-1 ? geteuid() : euid,
-                      egid == (gid_t)-1 ? getegid() : egid);
+    socket_file_chown(socket_path, &socket_file, euid == (uid_t)-1 ? raw_geteuid() : euid,
+                      egid == (gid_t)-1 ? raw_getegid() : egid);
 }

@@ -50,7 +50,7 @@ static const char *dir_problem(const char *dir)
      * A sticky directory owned by root or by us (as /tmp is) forbids them to rename or remove
      * our file, so it is safe; any other directory writable by group or others is refused. */
     if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
-        !((st.st_mode & S_ISVTX) && (st.st_uid == 0 || st.st_uid == geteuid())))
+        !((st.st_mode & S_ISVTX) && (st.st_uid == 0 || st.st_uid == raw_geteuid())))
         return "writable by others and not sticky (or not owned by root or us)";
     if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) != 0)
         return "not writable";
@@ -111,7 +111,7 @@ static int bind_private(int fd, const char *path)
     int rc = -1;
     int dfd = fd_above_stdio(open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     struct stat st;
-    if (dfd >= 0 && fstat(dfd, &st) == 0 && st.st_uid == geteuid() && fchmod(dfd, 0700) == 0) {
+    if (dfd >= 0 && fstat(dfd, &st) == 0 && st.st_uid == raw_geteuid() && fchmod(dfd, 0700) == 0) {
         snprintf(tmp, sizeof tmp, "%s/s", dir);
         if (bind_at(fd, tmp) == 0) {
             if (chmod(tmp, SOCKET_MODE) == 0)
@@ -157,7 +157,7 @@ static int bind_socket(const char *path, struct socket_file *file)
         return -1;
     }
     if (!found || !S_ISSOCK(st.st_mode) || (st.st_mode & 0777) != SOCKET_MODE) {
-        if (found && S_ISSOCK(st.st_mode) && st.st_uid == geteuid())
+        if (found && S_ISSOCK(st.st_mode) && st.st_uid == raw_geteuid())
             unlink(path); /* ours with another mode: the directory lets nobody else replace it */
         close(fd);
         errno = EPERM;
@@ -174,7 +174,7 @@ static int create_in(const char *dir, const uint32_t *suffix, char *path,
     for (int attempt = 0; attempt < 4; attempt++) {
         uint32_t r = attempt == 0 && suffix ? *suffix : random_u32();
         snprintf(path, SOCKET_PATH_MAX + 1, "%s/" NAME_FMT, strcmp(dir, "/") ? dir : "",
-                 (int)getpid(), r);
+                 (int)raw_getpid(), r);
         int fd = bind_socket(path, file);
         if (fd >= 0)
             file->suffix = r;
@@ -286,7 +286,7 @@ void socket_remove_dead(const char *dir, int pid, uint32_t suffix)
     /* Nobody can put another file under this name meanwhile: the directory lets only us (and
      * root) replace or remove our files, and a new process with this pid cannot bind a name
      * that exists (EADDRINUSE: it takes another). */
-    if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == geteuid() &&
+    if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == raw_geteuid() &&
         socket_nobody_bound(path))
         unlink(path);
     errno = saved;

@@ -155,7 +155,7 @@ void socket_cleanup_stale(const char *dir, const char *own_path)
             continue;
         probes++;
         if (euid == (uid_t)-1)
-            euid = geteuid();
+            euid = raw_geteuid();
         if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISSOCK(st.st_mode) ||
             st.st_uid != euid)
             continue;

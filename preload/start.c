@@ -58,10 +58,7 @@ __attribute__((cold)) static int start_once(void)
     attr_keys_init(cfg); /* the fixed attributes before the first record, the map before OTEL_CTX */
     /* The main thread's record first, so that a profiler that finds the storage finds the
      * thread's context too (it reads the records on every sample, the storage once). */
-    struct thread_block *main_block =
-        thread_block_new(cfg->has_traceparent ? &cfg->traceparent : NULL, NULL);
-    if (main_block)
-        thread_block_install(main_block);
+    thread_block_install(thread_block_new_main(cfg->has_traceparent ? &cfg->traceparent : NULL));
     int fd = runtime_publish(cfg);
     if (fd < 0) {
         thread_block_release_self();

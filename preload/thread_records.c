@@ -39,6 +39,18 @@ uint16_t otel_fixed_len;
 /* Frees a thread's block when it exits, whichever way it exits (return, pthread_exit, cancel). */
 static pthread_key_t exit_key;
 static int exit_key_ready;
+/* The main thread's block, in static storage rather than malloc'd: in a program that has not
+ * called malloc yet (a short command), the first malloc would set up libc's allocator at start
+ * (a getrandom, two brk and a fresh heap page), all for one block. Aligned as malloc would, so
+ * the records' layout is the same whichever storage holds them. Used once per process image
+ * (start.c calls thread_block_new_main once) and never freed: block_free leaves it alone. */
+static _Alignas(16) struct thread_block main_block;
+
+static void block_free(struct thread_block *b)
+{
+    if (b != &main_block)
+        free(b);
+}
 
 
 static void block_destroy(void *p)
@@ -51,7 +63,7 @@ static void block_destroy(void *p)
         thread_block_current = NULL;
     }
     RECORD_ORDER();
-    free(b);
+    block_free(b);
 }
 
 int thread_records_init(int otel_enabled, int inherit_creator, const struct trace_ctx *process)
@@ -184,11 +196,10 @@ void thread_block_get(const struct thread_block *b, struct trace_ctx *out)
     out->present = 1;
 }
 
-struct thread_block *thread_block_new(const struct trace_ctx *ctx, const struct thread_block *from)
+/* Fills b, zeroed and not yet published, with ctx and from's attributes (thread_block_new). */
+static struct thread_block *block_fill(struct thread_block *b, const struct trace_ctx *ctx,
+                                       const struct thread_block *from)
 {
-    struct thread_block *b = calloc(1, sizeof *b);
-    if (!b)
-        return NULL;
     b->apm.minor_version = 1;
     b->apm.valid = 1;
     b->otel_on = (uint8_t)__atomic_load_n(&otel_on, __ATOMIC_RELAXED);
@@ -221,7 +232,18 @@ struct thread_block *thread_block_new(const struct trace_ctx *ctx, const struct 
     return b;
 }
 
-void thread_block_free_unused(struct thread_block *b) { free(b); }
+struct thread_block *thread_block_new(const struct trace_ctx *ctx, const struct thread_block *from)
+{
+    struct thread_block *b = calloc(1, sizeof *b);
+    return b ? block_fill(b, ctx, from) : NULL;
+}
+
+struct thread_block *thread_block_new_main(const struct trace_ctx *ctx)
+{
+    return block_fill(&main_block, ctx, NULL);
+}
+
+void thread_block_free_unused(struct thread_block *b) { block_free(b); }
 
 void thread_block_release_self(void)
 {
@@ -236,7 +258,7 @@ void thread_block_install(struct thread_block *b)
 {
     /* The exit key goes first: if it cannot be set, publishing would leak b at thread exit. */
     if (pthread_setspecific(exit_key, b) != 0) {
-        free(b);
+        block_free(b);
         return;
     }
     RECORD_ORDER(); /* the block is complete before any reader can reach it */

@@ -102,6 +102,9 @@ const struct thread_block *thread_initial_context(struct trace_ctx *out);
 /* A block for a thread about to be created, holding ctx and, when from is not NULL, from's
  * OTel attributes. NULL when out of memory. */
 struct thread_block *thread_block_new(const struct trace_ctx *ctx, const struct thread_block *from);
+/* The same for the main thread at start-up (start.c, once per process image), in static
+ * storage: never NULL, and no malloc (thread_records.c says why). */
+struct thread_block *thread_block_new_main(const struct trace_ctx *ctx);
 void thread_block_free_unused(struct thread_block *b);
 /* Publish b as the calling thread's block (called first thing in a new thread). */
 void thread_block_install(struct thread_block *b);

@@ -85,3 +85,10 @@ field() { sed -n "s/.* $1 \([0-9]*\).*/\1/p" <<<"${lines[0]}"; }
     [ "$status" -eq 0 ]
     [ "$output" = "threads 64 cleared 64 published 0 reused 0" ]
 }
+
+@test "the main thread's records, made at start-up, go the same way when it exits first" {
+    run env LD_PRELOAD="$LIB" "$HELPERS/api_thread_exit" 4 main-exits
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "threads 5 cleared 5 published 0 reused 0" ]
+}

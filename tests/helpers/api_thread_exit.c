@@ -8,7 +8,9 @@
  * libraries run them in key order): it reads the thread's two exported TLS pointers, which must
  * be NULL by then. When one is still set, it allocates blocks of the records' size to see
  * whether the allocator hands out the very memory the pointer still publishes.
- * usage: api_thread_exit NTHREADS
+ * With "main-exits", the main thread then exits the same way (pthread_exit, the process lives
+ * on in a last thread): its records, which proflink made at start-up, go the same way.
+ * usage: api_thread_exit NTHREADS [main-exits]
  * Prints "threads N cleared C published P reused R" (published: a pointer still set after
  * proflink's exit handler; reused: and its memory handed out again) and exits 0 when C == N. */
 #include <dlfcn.h>
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define BLOCK_GUESS_MIN 640  /* the OTel record alone; the block holds both records and more */
 #define BLOCK_GUESS_MAX 1024
@@ -25,6 +28,7 @@
 static void (*set_trace)(const uint8_t *, const uint8_t *, const uint8_t *, uint8_t);
 static pthread_key_t after_key;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static long cleared, published, reused;
 
 /* Whether memory at p is handed out again by malloc (p is inside one of the new blocks). */
@@ -59,6 +63,7 @@ static void after_proflink(void *arg)
     else
         published++;
     reused += re;
+    pthread_cond_broadcast(&changed);
     pthread_mutex_unlock(&lock);
 }
 
@@ -73,6 +78,24 @@ static void *body(void *arg)
     if (i % 2)
         pthread_exit(NULL);
     return NULL;
+}
+
+/* main-exits: the process's last thread, once the main thread's exit handlers have run (or
+ * after a bound, a failure then). */
+static void *report_after_main(void *arg)
+{
+    long n = (long)arg;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 20;
+    pthread_mutex_lock(&lock);
+    while (cleared + published < n + 1 &&
+           pthread_cond_timedwait(&changed, &lock, &until) == 0)
+        ;
+    printf("threads %ld cleared %ld published %ld reused %ld\n", n + 1, cleared, published,
+           reused);
+    fflush(stdout);
+    exit(cleared == n + 1 ? 0 : 1);
 }
 
 int main(int argc, char **argv)
@@ -90,6 +113,15 @@ int main(int argc, char **argv)
         if (pthread_create(&t, NULL, body, (void *)i) != 0)
             return 2;
         pthread_join(t, NULL);
+    }
+    if (argc > 2 && !strcmp(argv[2], "main-exits")) {
+        pthread_t t;
+        uint8_t trace[16] = {1}, span[8] = {2};
+        set_trace(trace, span, NULL, 1);
+        pthread_setspecific(after_key, (void *)1);
+        if (pthread_create(&t, NULL, report_after_main, (void *)n) != 0)
+            return 2;
+        pthread_exit(NULL);
     }
     printf("threads %ld cleared %ld published %ld reused %ld\n", n, cleared, published, reused);
     return cleared == n ? 0 : 1;
