@@ -1,5 +1,5 @@
 """module_calls.py OBJDIR [--map | --who-calls SYMBOL] — the call graph between the library's modules (one object per
-preload/*.c and hooks/*.c under OBJDIR), read from the objects' symbol tables: module A depends
+preload/*/*.c and hooks/*.c under OBJDIR), read from the objects' symbol tables: module A depends
 on B when A references a symbol B defines. Symbols the C library also defines (the hooks
 interpose close, read, syscall...) are libc's, not a module's. Prints each cycle (strongly
 connected set of modules) and exits 1 if there is one; --map prints every module's edges;
@@ -21,7 +21,12 @@ def main():
     libc_names = {f[-1].split('@')[0] for f in symbols(os.path.realpath(libc), '-D', '--defined-only')}
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     defs, refs = {}, {}
-    for sub in ('preload', 'hooks'):
+    # the library's layers (preload/<layer>/) and the hooks: every folder that holds sources
+    subs = ['hooks'] + sorted('preload/' + d for d in os.listdir(os.path.join(root, 'preload'))
+                              if os.path.isdir(os.path.join(root, 'preload', d)))
+    for sub in subs:
+        if not os.path.isdir(os.path.join(objdir, sub)):
+            continue
         for name in sorted(os.listdir(os.path.join(objdir, sub))):
             # an object whose source is gone (an old build directory) is no module any more
             if name.endswith('.o') and os.path.exists(os.path.join(root, sub, name[:-2] + '.c')):

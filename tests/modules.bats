@@ -12,10 +12,10 @@ load helpers
     [[ "${lines[-1]}" == "0 cycle(s) among "* ]]
 }
 
-@test "only the fork sequence registers fork handlers (preload/fork_sequence.c)" {
+@test "only the fork sequence registers fork handlers (preload/start/fork_sequence.c)" {
     [ -d "$ROOT/build/obj/preload" ] || skip "library objects not built"
     run "$PY" "$ROOT/tests/module_calls.py" "$ROOT/build/obj" --who-calls atfork_register
     echo "$output"
     [ "$status" -eq 0 ]
-    [ "$output" = preload/fork_sequence ]
+    [ "$output" = preload/start/fork_sequence ]
 }

@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "config_file.h"
-#include "log.h"
-#include "resource_attrs.h"
-#include "utf8.h"
+#include "leaves/log.h"
+#include "publish/resource_attrs.h"
+#include "leaves/utf8.h"
 
 struct config proflink_config;
 

@@ -7,7 +7,7 @@
 #include <limits.h>
 #include <stdint.h>
 
-#include "ids.h"
+#include "context/ids.h"
 
 enum profiling_mode { MODE_AUTO, MODE_TRUE, MODE_FALSE };
 

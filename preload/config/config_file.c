@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "leaves/log.h"
 
 /* A configuration is a few short lines; a larger file is not one we wrote, and is ignored. */
 #define CONFIG_FILE_MAX 8192

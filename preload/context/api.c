@@ -3,11 +3,11 @@
  * calling thread has its block. */
 #include <string.h>
 
-#include "export.h"
-#include "http_thread.h"
+#include "leaves/export.h"
+#include "http/http_thread.h"
 #include "ids.h"
 #include "proflink.h"
-#include "runtime_state.h"
+#include "start/runtime_state.h"
 #include "thread_records.h"
 
 PROFLINK_EXPORT void proflink_set_trace(const uint8_t trace_id[16], const uint8_t span_id[8],

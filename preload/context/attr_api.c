@@ -4,14 +4,14 @@
 #include <string.h>
 
 #include "attr_keys.h"
-#include "export.h"
-#include "fork_sequence.h"
+#include "leaves/export.h"
+#include "start/fork_sequence.h"
 #include "otel_attrs.h"
 #include "proflink.h"
-#include "runtime_state.h"
-#include "stats.h"
+#include "start/runtime_state.h"
+#include "messages/stats.h"
 #include "thread_records.h"
-#include "utf8.h"
+#include "leaves/utf8.h"
 
 _Static_assert(PROFLINK_ATTR_INVALID == ATTR_KEY_INVALID && PROFLINK_ATTR_KEYS_FULL == ATTR_KEY_FULL &&
                    PROFLINK_ATTR_BUSY == ATTR_KEY_BUSY,

@@ -8,15 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "lock_reset.h"
-#include "log.h"
+#include "config/config.h"
+#include "leaves/lock_reset.h"
+#include "leaves/log.h"
 #include "otel_attrs.h"
-#include "otel_process_ctx.h"
-#include "resource_attrs.h"
-#include "stats.h"
+#include "publish/otel_process_ctx.h"
+#include "publish/resource_attrs.h"
+#include "messages/stats.h"
 #include "thread_records.h"
-#include "utf8.h"
+#include "leaves/utf8.h"
 
 /* How many times a registration retries a contended lock before giving up (ATTR_KEY_BUSY):
  * registrations take microseconds, and a caller must never hang (a signal handler that

@@ -3,9 +3,9 @@
 
 #include <string.h>
 
-#include "base64url.h"
-#include "clock.h"
-#include "json.h"
+#include "leaves/base64url.h"
+#include "leaves/clock.h"
+#include "messages/json.h"
 
 /* Set once by the constructor before the reader thread exists, read only afterwards. */
 static const char *record_service = "";

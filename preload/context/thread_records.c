@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export.h"
-#include "runtime_state.h"
-#include "stats.h"
+#include "leaves/export.h"
+#include "start/runtime_state.h"
+#include "messages/stats.h"
 
 _Static_assert(sizeof(struct apm_record) == 37, "apmint thread record is 37 bytes");
 _Static_assert(sizeof(struct otel_record) == OTEL_RECORD_MAX, "OTel record: 640 bytes");

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "random.h"
+#include "leaves/random.h"
 
 struct accum_entry {
     uint8_t trace_id[16];

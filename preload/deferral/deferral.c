@@ -11,16 +11,16 @@
 #include <unistd.h>
 
 #include "accum.h"
-#include "clock.h"
-#include "fifo.h"
-#include "lock_reset.h"
-#include "log.h"
-#include "profiler_state.h"
+#include "leaves/clock.h"
+#include "messages/fifo.h"
+#include "leaves/lock_reset.h"
+#include "leaves/log.h"
+#include "messages/profiler_state.h"
 #include "pull_queue.h"
-#include "records.h"
-#include "runtime_state.h"
-#include "spin.h"
-#include "stats.h"
+#include "context/records.h"
+#include "start/runtime_state.h"
+#include "leaves/spin.h"
+#include "messages/stats.h"
 #include "txqueue.h"
 
 #define NS_PER_MS 1000000ull

@@ -17,10 +17,10 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "fd_identity.h"
-#include "fd_safe.h"
-#include "lock_reset.h"
-#include "stats.h"
+#include "leaves/fd_identity.h"
+#include "leaves/fd_safe.h"
+#include "leaves/lock_reset.h"
+#include "messages/stats.h"
 
 /* Results are small (32 bytes + 20 per stack-trace id, at most 1024 ids) but a tracer that
  * stops taking must not grow the process without bound: besides the count the header names,

@@ -5,10 +5,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "runtime_state.h"
+#include "start/runtime_state.h"
 
-#include "export.h"
-#include "stats.h"
+#include "leaves/export.h"
+#include "messages/stats.h"
 
 PROFLINK_EXPORT _Atomic uint32_t proflink_http_reading;
 _Atomic long http_conn_live;

@@ -3,7 +3,7 @@
  * (thread_records.h). */
 #include "http_thread.h"
 
-#include "thread_records.h"
+#include "context/thread_records.h"
 
 __thread uint8_t http_thread_api_owned __attribute__((tls_model("initial-exec")));
 __thread uint8_t http_thread_notes __attribute__((tls_model("initial-exec")));

@@ -15,12 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "fd_identity.h"
-#include "fd_safe.h"
-#include "lock_reset.h"
-#include "log.h"
-#include "records.h"
+#include "leaves/clock.h"
+#include "leaves/fd_identity.h"
+#include "leaves/fd_safe.h"
+#include "leaves/lock_reset.h"
+#include "leaves/log.h"
+#include "context/records.h"
 #include "stats.h"
 
 /* A consumer that opens the pipe after the program started misses at most this much: short

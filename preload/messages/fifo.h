@@ -15,7 +15,7 @@
 
 #include <stddef.h>
 
-#include "records.h"
+#include "context/records.h"
 
 /* Once per process image, before the reader starts. path "" = off. */
 void fifo_init(const char *path);

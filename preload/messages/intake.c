@@ -75,11 +75,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fd_identity.h"
+#include "leaves/fd_identity.h"
 #include "messages.h"
 #include "pending.h"
-#include "provider.h"
-#include "raw_syscall.h"
+#include "start/provider.h"
+#include "leaves/raw_syscall.h"
 #include "stats.h"
 
 #define RECV_BATCH 32

@@ -7,13 +7,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "deferral.h"
-#include "export.h"
-#include "fork_sequence.h"
+#include "deferral/deferral.h"
+#include "leaves/export.h"
+#include "start/fork_sequence.h"
 #include "profiler_state.h"
-#include "pull_queue.h"
+#include "deferral/pull_queue.h"
 #include "reader_lazy.h"
-#include "runtime_state.h"
+#include "start/runtime_state.h"
 
 PROFLINK_EXPORT void proflink_set_message_callback(proflink_message_fn fn, void *user)
 {

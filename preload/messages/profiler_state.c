@@ -5,9 +5,9 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "lock_reset.h"
-#include "spin.h"
-#include "utf8.h"
+#include "leaves/lock_reset.h"
+#include "leaves/spin.h"
+#include "leaves/utf8.h"
 
 /* ---- The callback: {fn, user} as one pair --------------------------------------------------
  * A sequence lock. Writers (any thread, rarely) serialize on a mutex held for four stores; the

@@ -35,17 +35,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "deferral.h"
+#include "leaves/clock.h"
+#include "deferral/deferral.h"
 #include "fifo.h"
 #include "hooks.h"
 #include "intake.h"
-#include "log.h"
+#include "leaves/log.h"
 #include "pending.h"
 #include "profiler_state.h"
 #include "reader_lazy.h"
-#include "records.h"
-#include "runtime_state.h"
+#include "context/records.h"
+#include "start/runtime_state.h"
 
 /* The tracer's callbacks run on this stack: musl's default (128 KiB) is small for them,
  * glibc's (RLIMIT_STACK, often 8 MiB) more than needed; pages are touched only as used. */

@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "proflink.h"
 #include "protobuf_writer.h"
 #include "resource_attrs.h"
-#include "utf8.h"
+#include "leaves/utf8.h"
 
 /* ProcessContext (opentelemetry.proto.processcontext.v1development) and the OTLP common
  * messages it uses; field numbers checked against the proto and the profiler's reader. */

@@ -36,12 +36,12 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "config.h"
-#include "fd_safe.h"
-#include "log.h"
+#include "leaves/clock.h"
+#include "config/config.h"
+#include "leaves/fd_safe.h"
+#include "leaves/log.h"
 #include "otel_payload.h"
-#include "random.h"
+#include "leaves/random.h"
 
 /* Older libc headers (and musl's) may lack these; the values are the kernel ABI. (memfd_create
  * is libc's wrapper: random.c says why that is safe.) */

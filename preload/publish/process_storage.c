@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "export.h"
+#include "config/config.h"
+#include "leaves/export.h"
 
 PROFLINK_EXPORT void *elastic_apm_profiling_correlation_process_storage_v1;
 

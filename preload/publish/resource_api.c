@@ -2,8 +2,8 @@
  * work (tracer_resource.c) because it may be the first use of the library in a copy of the
  * process made by a raw clone, which the fork sequence sets up first; and the fork sequence
  * depends on tracer_resource.c (its lock). */
-#include "export.h"
-#include "fork_sequence.h"
+#include "leaves/export.h"
+#include "start/fork_sequence.h"
 #include "proflink.h"
 #include "tracer_resource.h"
 

@@ -14,11 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "fd_safe.h"
-#include "log.h"
-#include "random.h"
-#include "raw_syscall.h"
+#include "config/config.h"
+#include "leaves/fd_safe.h"
+#include "leaves/log.h"
+#include "leaves/random.h"
+#include "leaves/raw_syscall.h"
 
 /* "proflink-<pid>-<8 hex>.sock": the pid lets socket_cleanup.c skip live owners cheaply, the
  * random part keeps an exec'd image (same pid) from colliding with its predecessor's file. */

@@ -35,9 +35,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "fd_safe.h"
-#include "log.h"
-#include "raw_syscall.h"
+#include "leaves/fd_safe.h"
+#include "leaves/log.h"
+#include "leaves/raw_syscall.h"
 #include "socket.h"
 
 /* One read per start: about 70 entries of proflink-length names, one page of stack. */

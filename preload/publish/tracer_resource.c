@@ -6,17 +6,17 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "config.h"
-#include "lock_reset.h"
-#include "log.h"
+#include "config/config.h"
+#include "leaves/lock_reset.h"
+#include "leaves/log.h"
 #include "otel_process_ctx.h"
 #include "process_storage.h"
 #include "proflink.h"
 #include "resource_attrs.h"
-#include "runtime.h"
-#include "runtime_state.h"
+#include "start/runtime.h"
+#include "start/runtime_state.h"
 #include "tracer_resource.h"
-#include "utf8.h"
+#include "leaves/utf8.h"
 
 /* Serializes tracers calling proflink_set_resource, and a fork against them: it guards the
  * service fields of proflink_config, which the fork child republishes (fork_sequence.c).

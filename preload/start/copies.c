@@ -10,9 +10,9 @@
 #include <link.h>
 #include <string.h>
 
-#include "config.h"
-#include "export.h"
-#include "log.h"
+#include "config/config.h"
+#include "leaves/export.h"
+#include "leaves/log.h"
 
 #ifndef PROFLINK_STATIC
 /* 1 when PATH is proflink's build for the other C library: that copy stays inactive in this

@@ -63,17 +63,17 @@
 #include <unistd.h>
 
 #include "atfork.h"
-#include "attr_keys.h"
-#include "deferral.h"
-#include "fifo.h"
-#include "log.h"
-#include "profiler_state.h"
-#include "pull_queue.h"
-#include "reader.h"
+#include "context/attr_keys.h"
+#include "deferral/deferral.h"
+#include "messages/fifo.h"
+#include "leaves/log.h"
+#include "messages/profiler_state.h"
+#include "deferral/pull_queue.h"
+#include "messages/reader.h"
 #include "runtime.h"
 #include "runtime_state.h"
-#include "stats.h"
-#include "tracer_resource.h"
+#include "messages/stats.h"
+#include "publish/tracer_resource.h"
 
 static void take_locks(void)
 {

@@ -5,7 +5,7 @@
 /* for __GLIBC__ (any libc header defines it on glibc) */
 #include <unistd.h>
 
-#include "log.h"
+#include "leaves/log.h"
 
 extern const char *gnu_get_libc_version(void) __attribute__((weak));
 

@@ -6,10 +6,10 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "otel_process_ctx.h"
+#include "leaves/log.h"
+#include "publish/otel_process_ctx.h"
 #include "runtime_state.h"
-#include "thread_records.h"
+#include "context/thread_records.h"
 
 /* The kernel ABI values (linux/prctl.h), spelled out as in hooks/seccomp.c. */
 #define WATCH_PR_SET_VMA 0x53564d41

@@ -11,9 +11,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "process_storage.h"
-#include "reader_lazy.h"
+#include "leaves/log.h"
+#include "publish/process_storage.h"
+#include "messages/reader_lazy.h"
 #include "runtime.h"
 #include "runtime_state.h"
 

@@ -13,14 +13,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "log.h"
+#include "config/config.h"
+#include "leaves/log.h"
 #include "mapping_renew.h"
-#include "otel_process_ctx.h"
-#include "process_storage.h"
-#include "reader.h"
+#include "publish/otel_process_ctx.h"
+#include "publish/process_storage.h"
+#include "messages/reader.h"
 #include "runtime_state.h"
-#include "socket.h"
+#include "publish/socket.h"
 
 static pid_t owner_pid;     /* the process that created socket_path */
 static char socket_path[SOCKET_PATH_MAX + 1];

@@ -4,20 +4,20 @@
 #include <stdatomic.h>
 #include <sys/auxv.h>
 
-#include "attr_keys.h"
-#include "config.h"
+#include "context/attr_keys.h"
+#include "config/config.h"
 #include "copies.h"
-#include "export.h"
+#include "leaves/export.h"
 #include "fork_sequence.h"
-#include "http_conn.h"
+#include "http/http_conn.h"
 #include "libc_check.h"
-#include "log.h"
+#include "leaves/log.h"
 #include "proflink.h"
-#include "reader.h"
-#include "records.h"
+#include "messages/reader.h"
+#include "context/records.h"
 #include "runtime.h"
 #include "runtime_state.h"
-#include "thread_records.h"
+#include "context/thread_records.h"
 
 /* The decision comes first and costs next to nothing: proflink may be listed in
  * /etc/ld.so.preload and so loaded into every process of the host, most of which it does not

@@ -3,10 +3,10 @@
 
 #include <string.h>
 
-#include "target_otel.h"
-#include "target_records.h"
-#include "target_threads.h"
-#include "target_util.h"
+#include "target/target_otel.h"
+#include "target/target_records.h"
+#include "target/target_threads.h"
+#include "target/target_util.h"
 
 /* The key map is an array of at most this many names (OTEP 4947 key indexes are one byte). */
 #define KEY_MAP_MAX 256

@@ -9,11 +9,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "target_attach.h"
-#include "target_netns.h"
-#include "target_otel.h"
-#include "target_records.h"
-#include "target_util.h"
+#include "target/target_attach.h"
+#include "target/target_netns.h"
+#include "target/target_otel.h"
+#include "target/target_records.h"
+#include "target/target_util.h"
 
 enum inspect_status { ST_PASS, ST_FAIL, ST_WARN, ST_SKIP };
 

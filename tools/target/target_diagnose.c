@@ -133,7 +133,7 @@ static int interpreter(pid_t pid, char *out, size_t cap)
 }
 
 /* One build of proflink in a program of the other C library: it loads, sees that, and stays
- * inactive (preload/libc_check.c). */
+ * inactive (preload/start/libc_check.c). */
 static int diagnose_libc(pid_t pid, char *fix, size_t cap)
 {
     char loader[PATH_MAX], lib[PATH_MAX];
