@@ -13,7 +13,7 @@
 
 #include "leaves/export.h"
 #include "start/fork_sequence.h"
-#include "hooks.h"
+#include "leaves/pthread_real.h"
 #include "start/provider.h"
 #include "messages/reader_lazy.h"
 #include "start/runtime_state.h"

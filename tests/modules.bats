@@ -19,3 +19,25 @@ load helpers
     [ "$status" -eq 0 ]
     [ "$output" = preload/start/fork_sequence ]
 }
+
+@test "layer rules: what each folder includes (tests/module_layers.py, README source layout)" {
+    run "$PY" "$ROOT/tests/module_layers.py" "$ROOT"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[-1]}" =~ ^0\ broken\ rule\(s\)\ in\ [1-9][0-9]*\ includes$ ]]
+}
+
+# The same rules on what the objects reference, which an extern declaration cannot get around:
+# no library module uses a symbol the hooks define, and the leaves use only leaves.
+@test "the library references nothing the hooks define; leaves reference only leaves" {
+    [ -d "$ROOT/build/obj/preload/leaves" ] || skip "library objects not built"
+    map=$("$PY" "$ROOT/tests/module_calls.py" "$ROOT/build/obj" --map | grep -e ' -> ') || true
+    echo "$map"
+    # the map covers the library (a layer's module and the hooks' are there)
+    grep -q '^preload/messages/reader -> ' <<<"$map"
+    grep -q '^hooks/pthread_create -> .*preload/leaves/pthread_real' <<<"$map"
+    run grep -E '^preload/[^ ]+ -> .*hooks/' <<<"$map"
+    [ "$status" -eq 1 ]
+    run grep -E '^preload/leaves/[^ ]+ -> .*(hooks|preload/(start|config|context|publish|messages|deferral|http))/' <<<"$map"
+    [ "$status" -eq 1 ]
+}

@@ -1,13 +1,14 @@
-/* pthread_real.c — libc's pthread_create, past proflink's interposer (hooks.h): proflink's own
- * threads (the reader) get no record. Apart from the interposer (pthread_create.c) because the
+/* pthread_real.c — libc's pthread_create, past proflink's interposer (hooks/pthread_create.c):
+ * proflink's own threads (the reader) get no record. Apart from the interposer because the
  * reader needs it and the interposer needs the fork sequence, which needs the reader: one file
- * for both would be a call cycle. */
+ * for both would be a call cycle; and in the library, not in hooks/, because the hooks depend on
+ * the library, never the reverse. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "hooks.h"
+#include "pthread_real.h"
 
 #ifdef PROFLINK_STATIC
 /* Defined by pthread_wrap.c, an archive member the linker extracts only when the program is

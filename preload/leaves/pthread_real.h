@@ -1,6 +1,7 @@
-/* hooks.h — what proflink interposes in the program (preload builds only). */
-#ifndef PROFLINK_HOOKS_H
-#define PROFLINK_HOOKS_H
+/* pthread_real.h — libc's pthread_create past proflink's interposer (hooks/pthread_create.c),
+ * for the library's own threads and for the interposer itself. */
+#ifndef PROFLINK_PTHREAD_REAL_H
+#define PROFLINK_PTHREAD_REAL_H
 
 #include <pthread.h>
 

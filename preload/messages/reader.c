@@ -38,7 +38,7 @@
 #include "leaves/clock.h"
 #include "deferral/deferral.h"
 #include "fifo.h"
-#include "hooks.h"
+#include "leaves/pthread_real.h"
 #include "intake.h"
 #include "leaves/log.h"
 #include "pending.h"
