@@ -41,3 +41,18 @@ load helpers
     run grep -E '^preload/leaves/[^ ]+ -> .*(hooks|preload/(start|config|context|publish|messages|deferral|http))/' <<<"$map"
     [ "$status" -eq 1 ]
 }
+
+# A call the library makes by one of the names the hooks interpose (close, read, write, sendto,
+# syscall...) would run proflink's own interposer on proflink's own descriptors: the library
+# calls the system directly (preload/leaves/real_calls.h, raw_syscall.h) or libc's function past
+# the interposer (preload/leaves/pthread_real.c). The prctl calls are left through the hook for
+# now on purpose: the interposer shows every naming of a mapping to otel_ctx_watch.c, and a
+# profiler may watch libc's prctl for the OTEL_CTX naming. Nothing else may be added.
+@test "library code reaches no interposer of proflink's by accident" {
+    [ -d "$ROOT/build/obj/preload/leaves" ] || skip "library objects not built"
+    run "$PY" "$ROOT/tests/module_calls.py" "$ROOT/build/obj" --hooked
+    echo "$output"
+    [ "$status" -eq 0 ]
+    expected=$'preload/messages/intake prctl\npreload/messages/reader prctl\npreload/publish/otel_process_ctx prctl'
+    [ "$output" = "$expected" ]
+}

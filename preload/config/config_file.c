@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "leaves/log.h"
+#include "leaves/real_calls.h"
 
 /* A configuration is a few short lines; a larger file is not one we wrote, and is ignored. */
 #define CONFIG_FILE_MAX 8192
@@ -88,19 +89,19 @@ void config_file_load(void)
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > CONFIG_FILE_MAX) {
         log_info("%s is not a regular file of at most %d bytes; ignored", SYSTEM_CONFIG_PATH,
                  CONFIG_FILE_MAX);
-        close(fd);
+        real_close(fd);
         return;
     }
     if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
         log_info("%s ignored: it must be owned by root and writable by nobody else", SYSTEM_CONFIG_PATH);
-        close(fd);
+        real_close(fd);
         return;
     }
     size_t len = 0;
     ssize_t r;
-    while (len < CONFIG_FILE_MAX && (r = read(fd, text + len, CONFIG_FILE_MAX - len)) > 0)
+    while (len < CONFIG_FILE_MAX && (r = real_read(fd, text + len, CONFIG_FILE_MAX - len)) > 0)
         len += (size_t)r;
-    close(fd);
+    real_close(fd);
     text[len] = 0;
     parse(len);
 }

@@ -21,6 +21,7 @@
 #include "leaves/fd_safe.h"
 #include "leaves/lock_reset.h"
 #include "messages/stats.h"
+#include "leaves/real_calls.h"
 
 /* Results are small (32 bytes + 20 per stack-trace id, at most 1024 ids) but a tracer that
  * stops taking must not grow the process without bound: besides the count the header names,
@@ -56,7 +57,7 @@ static void signal_ready(void)
     if (fd < 0 || !fd_identity_same(fd, &wr_id))
         return;
     int saved_errno = errno;
-    ssize_t w = write(fd, "", 1); /* non-blocking; EAGAIN: bytes are there already */
+    ssize_t w = real_write(fd, "", 1); /* non-blocking; EAGAIN: bytes are there already */
     (void)w;
     errno = saved_errno;
 }
@@ -115,7 +116,7 @@ static void collect(void)
 static void drain_pipe(int fd)
 {
     char sink[64];
-    while (read(fd, sink, sizeof sink) > 0)
+    while (real_read(fd, sink, sizeof sink) > 0)
         ;
 }
 
@@ -178,7 +179,10 @@ int pull_queue_fd(void)
     if (rd >= 0)
         return rd;
     int saved_errno = errno;
-    int cancel_state; /* close() is a cancellation point: none while the lock is held */
+    /* none of the calls below is a cancellation point (real_close is the system call, not libc's
+     * cancellable close); cancellation stays off while the lock is held so that one added later
+     * cannot leave it taken */
+    int cancel_state;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
     pthread_mutex_lock(&fd_lock);
     rd = atomic_load_explicit(&pipe_rd, memory_order_relaxed);
@@ -189,9 +193,9 @@ int pull_queue_fd(void)
             p[1] = fd_above_stdio(p[1]);
             if (p[0] < 0 || p[1] < 0) {
                 if (p[0] >= 0)
-                    close(p[0]);
+                    real_close(p[0]);
                 if (p[1] >= 0)
-                    close(p[1]);
+                    real_close(p[1]);
             } else {
                 fd_identity_record(p[0], &rd_id);
                 fd_identity_record(p[1], &wr_id);
@@ -244,9 +248,9 @@ void pull_queue_fork_child(void)
     int rd = atomic_load_explicit(&pipe_rd, memory_order_relaxed);
     int wr = atomic_load_explicit(&pipe_wr, memory_order_relaxed);
     if (rd >= 0 && fd_identity_same(rd, &rd_id))
-        close(rd);
+        real_close(rd);
     if (wr >= 0 && fd_identity_same(wr, &wr_id))
-        close(wr);
+        real_close(wr);
     atomic_store_explicit(&pipe_rd, -1, memory_order_relaxed);
     atomic_store_explicit(&pipe_wr, -1, memory_order_relaxed);
 }

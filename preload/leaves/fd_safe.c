@@ -1,5 +1,6 @@
 /* fd_safe.c — see fd_safe.h. */
 #include "fd_safe.h"
+#include "real_calls.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +14,7 @@ int fd_above_stdio(int fd)
         return fd;
     int moved = fcntl(fd, F_DUPFD_CLOEXEC, FIRST_FREE_FD);
     int err = errno;
-    close(fd);
+    real_close(fd);
     errno = err;
     return moved;
 }

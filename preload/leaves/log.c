@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "fd_identity.h"
+#include "real_calls.h"
 
 static _Atomic int current_level = LOG_WARN;
 
@@ -33,7 +34,7 @@ void log_raw(const char *line, size_t len)
 {
     int saved_errno = errno;
     if (stderr_is_ours()) {
-        ssize_t w = write(STDERR_FILENO, line, len);
+        ssize_t w = real_write(STDERR_FILENO, line, len);
         (void)w; /* nowhere to report a failed diagnostic */
     }
     errno = saved_errno;

@@ -8,6 +8,7 @@
 
 #include "clock.h"
 #include "fd_safe.h"
+#include "real_calls.h"
 
 /* The libc wrappers of the newer system calls (getrandom here, memfd_create in
  * otel_process_ctx.c) are called as such, not through syscall(): every symbol is bound at load
@@ -39,13 +40,13 @@ static size_t from_urandom(uint8_t *out, size_t n)
     if (fd < 0)
         return 0;
     while (got < n) {
-        ssize_t r = read(fd, out + got, n - got);
+        ssize_t r = real_read(fd, out + got, n - got);
         if (r > 0)
             got += (size_t)r;
         else if (!(r < 0 && errno == EINTR))
             break;
     }
-    close(fd);
+    real_close(fd);
     return got;
 }
 

@@ -22,6 +22,7 @@
 #include "leaves/log.h"
 #include "context/records.h"
 #include "stats.h"
+#include "leaves/real_calls.h"
 
 /* A consumer that opens the pipe after the program started misses at most this much: short
  * enough for tools started a moment later, long enough that a profiler burst with nobody
@@ -97,7 +98,7 @@ static void try_open(void)
     struct stat st;
     const char *why = fstat(f, &st) != 0 ? "cannot be checked" : pipe_problem(&st);
     if (why) {
-        close(f);
+        real_close(f);
         refuse(why);
         return;
     }
@@ -144,7 +145,7 @@ void fifo_write(const char *buf, size_t len, unsigned n, int signals_blocked)
         return;
     }
     int saved_errno = errno;
-    /* open() and write() are cancellation points: a thread of the program cancelled in here
+    /* open() is a cancellation point (the writes are the system call itself): a thread of the program cancelled in here
      * would leave the lock held, and every later fork() would hang in our prepare handler.
      * Cancellation waits until the lock is released (a pending request acts at the program's
      * next cancellation point). */
@@ -174,7 +175,7 @@ void fifo_write(const char *buf, size_t len, unsigned n, int signals_blocked)
     }
     ssize_t w;
     do
-        w = write(fd, buf, len);
+        w = real_write(fd, buf, len);
     while (w < 0 && errno == EINTR);
     int err = w < 0 ? errno : 0;
     if (err == EPIPE && !was_pending)
@@ -187,7 +188,7 @@ void fifo_write(const char *buf, size_t len, unsigned n, int signals_blocked)
         /* w >= 0 cannot be short for len <= PIPE_BUF; EAGAIN: full, keep the pipe */
         stat_add(STAT_FIFO_DROPS, n);
         if (err && err != EAGAIN) {
-            close(fd);
+            real_close(fd);
             fd = -1;
             next_try_ns = clock_monotonic_ns() + REOPEN_INTERVAL_NS;
             log_debug("PROFLINK_FIFO %.200s: %s; reopening later", path, strerror(err));

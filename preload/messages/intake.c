@@ -81,6 +81,7 @@
 #include "start/provider.h"
 #include "leaves/raw_syscall.h"
 #include "stats.h"
+#include "leaves/real_calls.h"
 
 #define RECV_BATCH 32
 /* Largest datagram accepted: a registration with a host id of 1012 bytes. Longer ones are
@@ -112,7 +113,7 @@ void intake_set_socket(int sock_fd)
 void intake_close_socket(void)
 {
     if (fd_identity_same(sock, &sock_id))
-        close(sock);
+        real_close(sock);
     sock = -1;
     sock_id.valid = 0;
 }

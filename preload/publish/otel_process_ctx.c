@@ -42,6 +42,7 @@
 #include "leaves/log.h"
 #include "otel_payload.h"
 #include "leaves/random.h"
+#include "leaves/real_calls.h"
 
 /* Older libc headers (and musl's) may lack these; the values are the kernel ABI. (memfd_create
  * is libc's wrapper: random.c says why that is safe.) */
@@ -220,7 +221,7 @@ static void *map_header(size_t len)
         void *p = MAP_FAILED;
         if (ftruncate(fd, (off_t)len) == 0)
             p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-        close(fd);
+        real_close(fd);
         st.hdr_is_memfd = p != MAP_FAILED;
         if (p != MAP_FAILED)
             return p;

@@ -19,6 +19,7 @@
 #include "leaves/log.h"
 #include "leaves/random.h"
 #include "leaves/raw_syscall.h"
+#include "leaves/real_calls.h"
 
 /* "proflink-<pid>-<8 hex>.sock": the pid lets socket_cleanup.c skip live owners cheaply, the
  * random part keeps an exec'd image (same pid) from colliding with its predecessor's file. */
@@ -125,7 +126,7 @@ static int bind_private(int fd, const char *path)
     }
     int err = errno;
     if (dfd >= 0)
-        close(dfd);
+        real_close(dfd);
     rmdir(dir);
     errno = err;
     return rc;
@@ -143,7 +144,7 @@ static int bind_socket(const char *path, struct socket_file *file)
         (st.st_mode & 0777 & ~SOCKET_MODE) == 0) {
         /* the umask took owner bits: the directory lets nobody else use or replace the file */
         unlink(path);
-        close(fd);
+        real_close(fd);
         fd = socket_fd();
         if (fd < 0)
             return -1;
@@ -152,14 +153,14 @@ static int bind_socket(const char *path, struct socket_file *file)
     }
     if (rc != 0) {
         int err = errno;
-        close(fd);
+        real_close(fd);
         errno = err;
         return -1;
     }
     if (!found || !S_ISSOCK(st.st_mode) || (st.st_mode & 0777) != SOCKET_MODE) {
         if (found && S_ISSOCK(st.st_mode) && st.st_uid == geteuid())
             unlink(path); /* ours with another mode: the directory lets nobody else replace it */
-        close(fd);
+        real_close(fd);
         errno = EPERM;
         return -1;
     }
@@ -246,7 +247,7 @@ int socket_file_chown(const char *path, const struct socket_file *file, uid_t ui
     int rc = -1;
     if (fstat(fd, &st) == 0 && same_file(&st, file))
         rc = (st.st_uid == uid && st.st_gid == gid) ? 0 : fchownat(fd, "", uid, gid, AT_EMPTY_PATH);
-    close(fd);
+    real_close(fd);
     return rc;
 }
 

@@ -39,6 +39,7 @@
 #include "leaves/log.h"
 #include "leaves/raw_syscall.h"
 #include "socket.h"
+#include "leaves/real_calls.h"
 
 /* One read per start: about 70 entries of proflink-length names, one page of stack. */
 #define SWEEP_READ_BYTES 4096
@@ -115,7 +116,7 @@ int socket_nobody_bound(const char *path)
         return 0;
     memcpy(addr.sun_path, path, n + 1);
     int refused = connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0 && errno == ECONNREFUSED;
-    close(fd);
+    real_close(fd);
     return refused;
 }
 
@@ -163,8 +164,8 @@ void socket_cleanup_stale(const char *dir, const char *own_path)
             removed++;
     }
     if (probe >= 0)
-        close(probe);
-    close(dfd);
+        real_close(probe);
+    real_close(dfd);
     if (removed)
         log_info("removed %d stale socket file(s) in %s", removed, dir);
     log_debug("socket sweep of %s: %d entries examined (one read of at most %d bytes, %d of "

@@ -67,6 +67,7 @@
 #include "deferral/deferral.h"
 #include "messages/fifo.h"
 #include "leaves/log.h"
+#include "leaves/raw_syscall.h"
 #include "messages/profiler_state.h"
 #include "deferral/pull_queue.h"
 #include "messages/reader.h"
@@ -163,8 +164,9 @@ void fork_sequence_orphan_child(void)
 static int shares_memory_with(int pid)
 {
 #ifdef SYS_kcmp
-    /* six longs: syscall() is proflink's own hook, which reads six (wakeup.c) */
-    return syscall(SYS_kcmp, (long)getpid(), (long)pid, (long)KCMP_VM, 0L, 0L, 0L) == 0;
+    /* the instruction itself: syscall() is proflink's own hook (hooks/seccomp.c), and the
+     * library never goes through its hooks */
+    return raw_syscall6(SYS_kcmp, (long)getpid(), (long)pid, (long)KCMP_VM, 0, 0, 0) == 0;
 #else
     (void)pid;
     return 0;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "leaves/log.h"
+#include "leaves/real_calls.h"
 #include "publish/process_storage.h"
 #include "messages/reader_lazy.h"
 #include "runtime.h"
@@ -124,6 +125,6 @@ void provider_relay(const void *buf, size_t len)
     if (relay_fd < 0)
         return;
     /* as the profiler sends: never waits, drops what the other socket's queue refuses */
-    sendto(relay_fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL, (const struct sockaddr *)&relay_addr,
-           sizeof relay_addr);
+    real_sendto(relay_fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL,
+                (const struct sockaddr *)&relay_addr, sizeof relay_addr);
 }

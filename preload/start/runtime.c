@@ -21,6 +21,7 @@
 #include "messages/reader.h"
 #include "runtime_state.h"
 #include "publish/socket.h"
+#include "leaves/real_calls.h"
 
 static pid_t owner_pid;     /* the process that created socket_path */
 static char socket_path[SOCKET_PATH_MAX + 1];
@@ -56,7 +57,7 @@ int runtime_publish(const struct config *cfg)
     if (process_storage_publish(cfg, socket_path) != 0) {
         log_error("out of memory; profiler correlation disabled for this process");
         unlink(socket_path);
-        close(fd);
+        real_close(fd);
         socket_path[0] = 0;
         return -1;
     }
@@ -99,7 +100,7 @@ void runtime_fork_child(void)
                   (int)getpid());
         if (fd >= 0) {
             unlink(socket_path);
-            close(fd);
+            real_close(fd);
         }
         socket_path[0] = 0;
         process_storage_unpublish();
@@ -193,7 +194,7 @@ void runtime_exec_failed(void)
     socket_file = file;
     if (reader_replace_socket(fd) != 0) {
         socket_file_remove(path, &file);
-        close(fd);
+        real_close(fd);
         socket_path[0] = 0;
         log_warn("after a failed exec: profiler messages no longer reach pid %d", (int)getpid());
         return;
