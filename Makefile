@@ -56,7 +56,8 @@ LIB_LDFLAGS := -shared -Wl,-z,now -Wl,-z,relro -Wl,-z,noexecstack -Wl,-z,nodelet
 GLIBC_ONLY_WEAK := --wildcard --weaken-symbol='__*_chk'
 MUSL_LIBS       := -nodefaultlibs -lgcc
 
-LIB_SRCS  := $(sort $(wildcard preload/*.c) $(wildcard hooks/*.c))
+# one folder per layer of the library (README, Source layout), then what is interposed
+LIB_SRCS  := $(sort $(wildcard preload/*/*.c) $(wildcard hooks/*.c))
 SONAME    := elastic-jvmti-linux-proflink-$(ARCH).so
 LIB       := $(BUILD)/$(SONAME)
 
@@ -64,17 +65,17 @@ MUSL_SONAME := elastic-jvmti-linux-proflink-musl-$(ARCH).so
 MUSL_LIB    := $(BUILD)/musl/$(MUSL_SONAME)
 
 TOOL_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g $(WARN) -Iinclude -Itools
-TOOL_COMMON := $(sort $(wildcard tools/target_*.c))
-AGENT_SRCS  := $(sort $(wildcard tools/agent_*.c))
+TOOL_COMMON := $(sort $(wildcard tools/target/*.c))
+AGENT_SRCS  := $(sort $(wildcard tools/agent/agent_*.c))
 
 ALL := $(LIB) $(BUILD)/libproflink.so $(BUILD)/libproflink.a
-ifneq ($(wildcard tools/proflink-inspect.c),)
+ifneq ($(wildcard tools/inspect/proflink-inspect.c),)
 ALL += $(BUILD)/proflink-inspect
 endif
 # the agent links the host's libunwind: built for the host's architecture only, and only when
 # libunwind-dev is installed (make demo installs it)
 HAVE_LIBUNWIND := $(shell $(CC) -E -include libunwind-ptrace.h -x c /dev/null >/dev/null 2>&1 && echo yes)
-ifneq ($(wildcard tools/proflink-agent.c),)
+ifneq ($(wildcard tools/agent/proflink-agent.c),)
 ifeq ($(ARCH),$(HOST_ARCH))
 ifeq ($(HAVE_LIBUNWIND),yes)
 ALL += $(BUILD)/proflink-agent
@@ -145,15 +146,15 @@ $(BUILD)/musl/static/%.o: %.c | $(BUILD)
 $(BUILD)/musl/libproflink.a: $(patsubst %.c,$(BUILD)/musl/static/%.o,$(LIB_SRCS))
 	$(call static_archive,$(MUSL_CC))
 
-# the tools include only tools/*.h and include/*.h (one link of several sources: listed, not -MMD)
-TOOL_HDRS   := $(wildcard tools/*.h include/*.h)
-INSPECT_SRCS := $(sort $(wildcard tools/inspect_*.c))
+# the tools include only tools/*/*.h and include/*.h (one link of several sources: listed, not -MMD)
+TOOL_HDRS   := $(wildcard tools/*/*.h include/*.h)
+INSPECT_SRCS := $(sort $(wildcard tools/inspect/inspect_*.c))
 
-$(BUILD)/proflink-inspect: tools/proflink-inspect.c $(TOOL_COMMON) $(INSPECT_SRCS) $(TOOL_HDRS) | $(BUILD)
-	$(CC) $(TOOL_CFLAGS) -o $@ tools/proflink-inspect.c $(TOOL_COMMON) $(INSPECT_SRCS)
+$(BUILD)/proflink-inspect: tools/inspect/proflink-inspect.c $(TOOL_COMMON) $(INSPECT_SRCS) $(TOOL_HDRS) | $(BUILD)
+	$(CC) $(TOOL_CFLAGS) -o $@ tools/inspect/proflink-inspect.c $(TOOL_COMMON) $(INSPECT_SRCS)
 
-$(BUILD)/proflink-agent: tools/proflink-agent.c $(TOOL_COMMON) $(AGENT_SRCS) $(TOOL_HDRS) | $(BUILD)
-	$(CC) $(TOOL_CFLAGS) -o $@ tools/proflink-agent.c $(TOOL_COMMON) $(AGENT_SRCS) -lunwind-ptrace -lunwind-generic -lunwind
+$(BUILD)/proflink-agent: tools/agent/proflink-agent.c $(TOOL_COMMON) $(AGENT_SRCS) $(TOOL_HDRS) | $(BUILD)
+	$(CC) $(TOOL_CFLAGS) -o $@ tools/agent/proflink-agent.c $(TOOL_COMMON) $(AGENT_SRCS) -lunwind-ptrace -lunwind-generic -lunwind
 
 $(BUILD):
 	@mkdir -p $@

@@ -22,9 +22,9 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
-#include "export.h"
+#include "leaves/export.h"
 #include "next_symbol.h"
-#include "runtime.h"
+#include "start/runtime.h"
 
 typedef pid_t (*wait_fn)(int *);
 typedef pid_t (*waitpid_fn)(pid_t, int *, int);

@@ -12,10 +12,10 @@
 #include <stddef.h>
 #include <unistd.h>
 
-#include "export.h"
+#include "leaves/export.h"
 #include "next_symbol.h"
-#include "runtime.h"
-#include "runtime_state.h"
+#include "start/runtime.h"
+#include "start/runtime_state.h"
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execv_fn)(const char *, char *const[]);

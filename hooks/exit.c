@@ -9,9 +9,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "export.h"
+#include "leaves/export.h"
 #include "next_symbol.h"
-#include "runtime.h"
+#include "start/runtime.h"
 
 typedef void (*exit_fn)(int);
 NEXT_SYMBOL(exit_fn, _exit)

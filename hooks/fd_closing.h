@@ -9,8 +9,8 @@
 
 #include <errno.h>
 
-#include "http_conn.h"
-#include "http_thread.h"
+#include "http/http_conn.h"
+#include "http/http_thread.h"
 
 static inline void fd_closing(unsigned lo, unsigned hi)
 {

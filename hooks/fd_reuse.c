@@ -12,7 +12,7 @@
 #include <limits.h>
 #include <unistd.h>
 
-#include "export.h"
+#include "leaves/export.h"
 #include "fd_closing.h"
 #include "next_symbol.h"
 

@@ -26,13 +26,13 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "export.h"
+#include "leaves/export.h"
 #include "fd_closing.h"
-#include "http_conn.h"
-#include "http_thread.h"
+#include "http/http_conn.h"
+#include "http/http_thread.h"
 #include "next_symbol.h"
-#include "reader_lazy.h"
-#include "runtime_state.h"
+#include "messages/reader_lazy.h"
+#include "start/runtime_state.h"
 
 #ifdef __GLIBC__
 #define SA_ARG __SOCKADDR_ARG

@@ -11,13 +11,13 @@
 #include <errno.h>
 #include <pthread.h>
 
-#include "export.h"
-#include "fork_sequence.h"
-#include "hooks.h"
-#include "provider.h"
-#include "reader_lazy.h"
-#include "runtime_state.h"
-#include "thread_records.h"
+#include "leaves/export.h"
+#include "start/fork_sequence.h"
+#include "leaves/pthread_real.h"
+#include "start/provider.h"
+#include "messages/reader_lazy.h"
+#include "start/runtime_state.h"
+#include "context/thread_records.h"
 
 /* In the static archive, pthread_wrap.c (a separate member) calls proflink_create_with_records,
  * so it keeps default visibility there: it must survive the archive's localization of hidden

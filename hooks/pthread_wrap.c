@@ -12,7 +12,7 @@
  * Preload builds interpose pthread_create directly (pthread_create.c); nothing here. */
 #include <pthread.h>
 
-#include "export.h"
+#include "leaves/export.h"
 
 #ifdef PROFLINK_STATIC
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);

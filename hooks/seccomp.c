@@ -20,11 +20,11 @@
 #define SECCOMP_OP_FILTER 1L
 #define PR_SET_SECCOMP 22
 
-#include "export.h"
+#include "leaves/export.h"
 #include "fd_closing.h"
 #include "next_symbol.h"
-#include "otel_ctx_watch.h"
-#include "runtime_state.h"
+#include "start/otel_ctx_watch.h"
+#include "start/runtime_state.h"
 
 typedef int (*prctl_fn)(int, unsigned long, unsigned long, unsigned long, unsigned long);
 typedef long (*syscall_fn)(long, long, long, long, long, long, long);

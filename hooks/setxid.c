@@ -12,9 +12,9 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "export.h"
+#include "leaves/export.h"
 #include "next_symbol.h"
-#include "runtime.h"
+#include "start/runtime.h"
 
 #define NONE ((uid_t)-1)
 #define GNONE ((gid_t)-1)

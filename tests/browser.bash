@@ -25,7 +25,7 @@ screenshot_svg() {
 }
 
 # flame_on_screen PNG — the screenshot shows a flame graph: the trace, process and transaction
-# frames (their colours, tools/agent_flame.c) span the width, each over 1000 x 14 pixels, and
+# frames (their colours, tools/agent/agent_flame.c) span the width, each over 1000 x 14 pixels, and
 # the stacks and text add many more colours.
 flame_on_screen() {
     local out c

@@ -7,11 +7,11 @@ FUZZ_CC     ?= clang
 FUZZ_TIME   ?= 20
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -Iinclude -Ipreload \
                -fno-omit-frame-pointer
-FUZZ_DEPS   := tests/fuzz/standalone.h tests/fuzz/fuzz_messages.c preload/accum.c preload/accum.h \
-               preload/base64url.c preload/base64url.h preload/json.c preload/json.h preload/messages.c \
-               preload/messages.h preload/records.c preload/records.h include/proflink.h \
-               tests/fuzz/fuzz_attrs.c preload/otel_attrs.c preload/otel_attrs.h preload/clock.c \
-               preload/clock.h preload/random.c preload/random.h preload/utf8.c preload/utf8.h
+FUZZ_DEPS   := tests/fuzz/standalone.h tests/fuzz/fuzz_messages.c preload/deferral/accum.c preload/deferral/accum.h \
+               preload/leaves/base64url.c preload/leaves/base64url.h preload/messages/json.c preload/messages/json.h preload/messages/messages.c \
+               preload/messages/messages.h preload/context/records.c preload/context/records.h include/proflink.h \
+               tests/fuzz/fuzz_attrs.c preload/context/otel_attrs.c preload/context/otel_attrs.h preload/leaves/clock.c \
+               preload/leaves/clock.h preload/leaves/random.c preload/leaves/random.h preload/leaves/utf8.c preload/leaves/utf8.h
 
 # fuzz_target NAME CORPUS MAX_LEN RUNS_PER_S — builds tests/fuzz/NAME.c and runs it for
 # FUZZ_TIME seconds: libFuzzer when $(FUZZ_CC) has it, else the standalone random driver.
@@ -44,8 +44,8 @@ fuzz: $(FUZZ_DEPS) | $(BUILD)
 # (tests/fuzz/fuzz_http_resp.c), the same way, after the parser.
 FUZZ_HTTP_DEPS := tests/fuzz/fuzz_http_scan.c tests/fuzz/fuzz_http_resp.c tests/fuzz/http_scan_seed \
                   tests/fuzz/http_resp_seed \
-                  preload/http_scan.c \
-                  preload/http_scan.h preload/ids.c preload/ids.h
+                  preload/http/http_scan.c \
+                  preload/http/http_scan.h preload/context/ids.c preload/context/ids.h
 fuzz: fuzz-http
 fuzz-http: $(FUZZ_HTTP_DEPS) | $(BUILD)
 	@mkdir -p $(BUILD)/fuzz/http_corpus && cp tests/fuzz/http_scan_seed $(BUILD)/fuzz/http_corpus/
@@ -54,10 +54,10 @@ fuzz-http: $(FUZZ_HTTP_DEPS) | $(BUILD)
 	$(call fuzz_target,fuzz_http_resp,$(BUILD)/fuzz/http_resp_corpus,12000,20000)
 
 # The OpenTelemetry process context's payload encoder (tests/fuzz/fuzz_otel_payload.c), the same way.
-FUZZ_OTEL_DEPS := tests/fuzz/standalone.h tests/fuzz/fuzz_otel_payload.c preload/otel_payload.c \
-                  preload/otel_payload.h preload/protobuf_writer.c preload/protobuf_writer.h \
-                  preload/resource_attrs.c preload/resource_attrs.h preload/utf8.c preload/utf8.h \
-                  preload/ids.c preload/ids.h
+FUZZ_OTEL_DEPS := tests/fuzz/standalone.h tests/fuzz/fuzz_otel_payload.c preload/publish/otel_payload.c \
+                  preload/publish/otel_payload.h preload/publish/protobuf_writer.c preload/publish/protobuf_writer.h \
+                  preload/publish/resource_attrs.c preload/publish/resource_attrs.h preload/leaves/utf8.c preload/leaves/utf8.h \
+                  preload/context/ids.c preload/context/ids.h
 fuzz: fuzz-otel-payload
 .PHONY: fuzz-otel-payload
 fuzz-otel-payload: $(FUZZ_OTEL_DEPS) | $(BUILD)

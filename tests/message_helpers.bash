@@ -42,7 +42,7 @@ start_msg_target() {
 }
 
 # api_start — a first message-side API call (proflink_samples_delay_ms), which starts the reader
-# thread (preload/reader_lazy.h); returns once it answered.
+# thread (preload/messages/reader_lazy.h); returns once it answered.
 api_start() {
     local before
     before=$(lines '^delay ')

@@ -1,9 +1,10 @@
-"""module_calls.py OBJDIR [--map | --who-calls SYMBOL] — the call graph between the library's modules (one object per
-preload/*.c and hooks/*.c under OBJDIR), read from the objects' symbol tables: module A depends
+"""module_calls.py OBJDIR [--map | --who-calls SYMBOL | --hooked] — the call graph between the library's modules (one object per
+preload/*/*.c and hooks/*.c under OBJDIR), read from the objects' symbol tables: module A depends
 on B when A references a symbol B defines. Symbols the C library also defines (the hooks
 interpose close, read, syscall...) are libc's, not a module's. Prints each cycle (strongly
 connected set of modules) and exits 1 if there is one; --map prints every module's edges;
---who-calls prints only the modules that reference SYMBOL, one per line."""
+--who-calls prints only the modules that reference SYMBOL, one per line; --hooked prints each
+library module and the symbol it references that a hook defines (its call reaches the hook)."""
 import os
 import subprocess
 import sys
@@ -21,7 +22,12 @@ def main():
     libc_names = {f[-1].split('@')[0] for f in symbols(os.path.realpath(libc), '-D', '--defined-only')}
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     defs, refs = {}, {}
-    for sub in ('preload', 'hooks'):
+    # the library's layers (preload/<layer>/) and the hooks: every folder that holds sources
+    subs = ['hooks'] + sorted('preload/' + d for d in os.listdir(os.path.join(root, 'preload'))
+                              if os.path.isdir(os.path.join(root, 'preload', d)))
+    for sub in subs:
+        if not os.path.isdir(os.path.join(objdir, sub)):
+            continue
         for name in sorted(os.listdir(os.path.join(objdir, sub))):
             # an object whose source is gone (an old build directory) is no module any more
             if name.endswith('.o') and os.path.exists(os.path.join(root, sub, name[:-2] + '.c')):
@@ -34,6 +40,15 @@ def main():
         for m in sorted(refs):
             if symbol in refs[m]:
                 print(m)
+        return 0
+    if '--hooked' in sys.argv:
+        # libc names the hooks define (close, read...): a library module that calls one by name
+        # runs proflink's own interposer, not libc's
+        hooked = {s for m, ds in defs.items() if m.startswith('hooks/') for s in ds}
+        for m in sorted(refs):
+            if not m.startswith('hooks/'):
+                for s in sorted(refs[m] & hooked):
+                    print(m, s)
         return 0
     owner = {s: m for m, ds in defs.items() for s in ds if s not in libc_names}
     edges = {m: sorted({owner[s] for s in refs[m] if s in owner and owner[s] != m}) for m in defs}

@@ -12,10 +12,47 @@ load helpers
     [[ "${lines[-1]}" == "0 cycle(s) among "* ]]
 }
 
-@test "only the fork sequence registers fork handlers (preload/fork_sequence.c)" {
+@test "only the fork sequence registers fork handlers (preload/start/fork_sequence.c)" {
     [ -d "$ROOT/build/obj/preload" ] || skip "library objects not built"
     run "$PY" "$ROOT/tests/module_calls.py" "$ROOT/build/obj" --who-calls atfork_register
     echo "$output"
     [ "$status" -eq 0 ]
-    [ "$output" = preload/fork_sequence ]
+    [ "$output" = preload/start/fork_sequence ]
+}
+
+@test "layer rules: what each folder includes (tests/module_layers.py, README source layout)" {
+    run "$PY" "$ROOT/tests/module_layers.py" "$ROOT"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[-1]}" =~ ^0\ broken\ rule\(s\)\ in\ [1-9][0-9]*\ includes$ ]]
+}
+
+# The same rules on what the objects reference, which an extern declaration cannot get around:
+# no library module uses a symbol the hooks define, and the leaves use only leaves.
+@test "the library references nothing the hooks define; leaves reference only leaves" {
+    [ -d "$ROOT/build/obj/preload/leaves" ] || skip "library objects not built"
+    map=$("$PY" "$ROOT/tests/module_calls.py" "$ROOT/build/obj" --map | grep -e ' -> ') || true
+    echo "$map"
+    # the map covers the library (a layer's module and the hooks' are there)
+    grep -q '^preload/messages/reader -> ' <<<"$map"
+    grep -q '^hooks/pthread_create -> .*preload/leaves/pthread_real' <<<"$map"
+    run grep -E '^preload/[^ ]+ -> .*hooks/' <<<"$map"
+    [ "$status" -eq 1 ]
+    run grep -E '^preload/leaves/[^ ]+ -> .*(hooks|preload/(start|config|context|publish|messages|deferral|http))/' <<<"$map"
+    [ "$status" -eq 1 ]
+}
+
+# A call the library makes by one of the names the hooks interpose (close, read, write, sendto,
+# syscall...) would run proflink's own interposer on proflink's own descriptors: the library
+# calls the system directly (preload/leaves/real_calls.h, raw_syscall.h) or libc's function past
+# the interposer (preload/leaves/pthread_real.c). The prctl calls are left through the hook for
+# now on purpose: the interposer shows every naming of a mapping to otel_ctx_watch.c, and a
+# profiler may watch libc's prctl for the OTEL_CTX naming. Nothing else may be added.
+@test "library code reaches no interposer of proflink's by accident" {
+    [ -d "$ROOT/build/obj/preload/leaves" ] || skip "library objects not built"
+    run "$PY" "$ROOT/tests/module_calls.py" "$ROOT/build/obj" --hooked
+    echo "$output"
+    [ "$status" -eq 0 ]
+    expected=$'preload/messages/intake prctl\npreload/messages/reader prctl\npreload/publish/otel_process_ctx prctl'
+    [ "$output" = "$expected" ]
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # variants: glibc musl
-# The stale-socket sweep (preload/socket_cleanup.c) seen from outside: which files a starting
+# The stale-socket sweep (preload/publish/socket_cleanup.c) seen from outside: which files a starting
 # process removes from its socket directory, in a directory shared with another pid namespace
 # and in a crowded one.
 load helpers

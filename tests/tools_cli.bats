@@ -27,12 +27,12 @@ version() { sed -n 's/^#define PROFLINK_VERSION_STRING "\(.*\)"/\1/p' "$ROOT/inc
     help=$output
     # the long options from the agent's own option table, the short ones from its optstring
     mapfile -t longs < <(sed -n '/static const struct option opts/,/NULL, 0, NULL, 0/p' \
-        "$ROOT/tools/agent_options.c" | grep -o '{"[a-z-]*"' | tr -d '{"')
+        "$ROOT/tools/agent/agent_options.c" | grep -o '{"[a-z-]*"' | tr -d '{"')
     [ "${#longs[@]}" -ge 6 ]
     for o in "${longs[@]}"; do
         grep -qE -- "^ +(-., )?--$o( |$)" <<<"$help" || { echo "--$o undocumented" >&2; false; }
     done
-    shorts=$(grep -o 'getopt_long(argc, argv, "[^"]*"' "$ROOT/tools/agent_options.c" | sed 's/.*"\(.*\)"/\1/' | tr -d :)
+    shorts=$(grep -o 'getopt_long(argc, argv, "[^"]*"' "$ROOT/tools/agent/agent_options.c" | sed 's/.*"\(.*\)"/\1/' | tr -d :)
     [ -n "$shorts" ]
     for ((i = 0; i < ${#shorts}; i++)); do
         grep -qE -- "^ +-${shorts:i:1}( |,)" <<<"$help" || { echo "-${shorts:i:1} undocumented" >&2; false; }

@@ -1,4 +1,4 @@
-/* fuzz_attrs — fuzz target for the OTel thread record's attribute writer (preload/otel_attrs.c):
+/* fuzz_attrs — fuzz target for the OTel thread record's attribute writer (preload/context/otel_attrs.c):
  * an input is a program of put/remove operations with random keys, lengths and bytes on a
  * record-sized area, starting from random "fixed" entries. After every operation the area must
  * be well-formed (entries tile attrs-data-size exactly, one entry per key), within its capacity,
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../preload/otel_attrs.c"
+#include "../../preload/context/otel_attrs.c"
 
 #define CAP 612 /* a 640-byte record's attribute area: the largest capacity tried */
 

@@ -1,4 +1,4 @@
-/* fuzz_http_scan — fuzz target for the HTTP/1.x request scanner (preload/http_scan.c): the
+/* fuzz_http_scan — fuzz target for the HTTP/1.x request scanner (preload/http/http_scan.c): the
  * bytes a server reads from a client are anyone's. Checks, for any input:
  *  - fed whole, cut into pieces at points taken from the input, or one byte at a time, the
  *    scanner reports the same events with the same contexts and ends in the same state (split
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../preload/http_scan.c"
-#include "../../preload/ids.c"
+#include "../../preload/http/http_scan.c"
+#include "../../preload/context/ids.c"
 
 #define MAX_EVENTS 4096
 

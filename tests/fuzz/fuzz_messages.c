@@ -10,15 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../preload/accum.c"
-#include "../../preload/base64url.c"
-#include "../../preload/clock.c"
-#include "../../preload/fd_safe.c"
-#include "../../preload/json.c"
-#include "../../preload/messages.c"
-#include "../../preload/random.c"
-#include "../../preload/records.c"
-#include "../../preload/utf8.c"
+#include "../../preload/deferral/accum.c"
+#include "../../preload/leaves/base64url.c"
+#include "../../preload/leaves/clock.c"
+#include "../../preload/leaves/fd_safe.c"
+#include "../../preload/messages/json.c"
+#include "../../preload/messages/messages.c"
+#include "../../preload/leaves/random.c"
+#include "../../preload/context/records.c"
+#include "../../preload/leaves/utf8.c"
 
 static void fail(const char *why)
 {

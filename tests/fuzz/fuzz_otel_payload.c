@@ -1,5 +1,5 @@
 /* fuzz_otel_payload — fuzz target for the OpenTelemetry process context's payload encoder
- * (preload/otel_payload.c). An input describes the service fields, the key map, and the members
+ * (preload/publish/otel_payload.c). An input describes the service fields, the key map, and the members
  * of OTEL_RESOURCE_ATTRIBUTES and of the tracer's attributes; the output buffer's capacity is
  * sometimes small, so that attributes are dropped or the essentials do not fit.
  *
@@ -24,11 +24,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../preload/ids.c"
-#include "../../preload/otel_payload.c"
-#include "../../preload/protobuf_writer.c"
-#include "../../preload/resource_attrs.c"
-#include "../../preload/utf8.c"
+#include "../../preload/context/ids.c"
+#include "../../preload/publish/otel_payload.c"
+#include "../../preload/publish/protobuf_writer.c"
+#include "../../preload/publish/resource_attrs.c"
+#include "../../preload/leaves/utf8.c"
 
 #define MAX_ITEMS 512   /* KeyValues decoded or modelled: inputs are at most a few KiB */
 #define MAX_KEYS 16     /* key map names tried */

@@ -291,7 +291,7 @@ static void find_library(void)
         char perms[8];
         unsigned long off;
         /* every executable part of it: once the storage is published, one page of the text
-         * loses PROT_EXEC (preload/mapping_renew.c) and the code lies on both sides of it */
+         * loses PROT_EXEC (preload/start/mapping_renew.c) and the code lies on both sides of it */
         if (strstr(line, "elastic-jvmti-linux-") &&
             sscanf(line, "%lx-%lx %7s %lx", &lo, &hi, perms, &off) == 4 && perms[2] == 'x') {
             if (!lib_lo || lo < lib_lo)

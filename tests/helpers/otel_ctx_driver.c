@@ -19,18 +19,18 @@
  * status 0, or 2 on bad usage. */
 
 /* One translation unit with the modules it needs (the test helper build compiles one file). */
-#include "clock.c"
-#include "config.c"
-#include "config_file.c"
-#include "fd_safe.c"
-#include "ids.c"
-#include "log.c"
-#include "otel_payload.c"
-#include "otel_process_ctx.c"
-#include "protobuf_writer.c"
-#include "random.c"
-#include "resource_attrs.c"
-#include "utf8.c"
+#include "leaves/clock.c"
+#include "config/config.c"
+#include "config/config_file.c"
+#include "leaves/fd_safe.c"
+#include "context/ids.c"
+#include "leaves/log.c"
+#include "publish/otel_payload.c"
+#include "publish/otel_process_ctx.c"
+#include "publish/protobuf_writer.c"
+#include "leaves/random.c"
+#include "publish/resource_attrs.c"
+#include "leaves/utf8.c"
 
 #include <inttypes.h>
 #include <pthread.h>

@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "raw_syscall.h"
+#include "leaves/raw_syscall.h"
 
 static void spin(int seconds, int step)
 {

@@ -15,19 +15,19 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../preload/accum.c"
-#include "../../preload/base64url.c"
-#include "../../preload/clock.c"
-#include "../../preload/deferral.c"
-#include "../../preload/fd_safe.c"
-#include "../../preload/json.c"
-#include "../../preload/message_api.c"
-#include "../../preload/profiler_state.c"
-#include "../../preload/pull_queue.c"
-#include "../../preload/random.c"
-#include "../../preload/records.c"
-#include "../../preload/txqueue.c"
-#include "../../preload/utf8.c"
+#include "../../preload/deferral/accum.c"
+#include "../../preload/leaves/base64url.c"
+#include "../../preload/leaves/clock.c"
+#include "../../preload/deferral/deferral.c"
+#include "../../preload/leaves/fd_safe.c"
+#include "../../preload/messages/json.c"
+#include "../../preload/messages/message_api.c"
+#include "../../preload/messages/profiler_state.c"
+#include "../../preload/deferral/pull_queue.c"
+#include "../../preload/leaves/random.c"
+#include "../../preload/context/records.c"
+#include "../../preload/deferral/txqueue.c"
+#include "../../preload/leaves/utf8.c"
 
 /* ---- stubs for the rest of the library ------------------------------------------------------ */
 _Atomic uint64_t proflink_stat_counters[STAT_COUNT];

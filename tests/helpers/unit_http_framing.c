@@ -1,4 +1,4 @@
-/* unit_http_framing — where the response side of the HTTP scanner (preload/http_scan.c) says a
+/* unit_http_framing — where the response side of the HTTP scanner (preload/http/http_scan.c) says a
  * response ends, for every framing a server uses: Content-Length, chunked (extensions,
  * trailers), until the connection closes, interim 1xx heads before the final one, no body for
  * a HEAD request, 204 and 304, a protocol switch (101), keep-alive sequences; each stream fed
@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../preload/http_scan.c"
-#include "../../preload/ids.c"
+#include "../../preload/http/http_scan.c"
+#include "../../preload/context/ids.c"
 
 #define MAX_ENDS 8
 

@@ -13,18 +13,18 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../preload/accum.c"
-#include "../../preload/base64url.c"
-#include "../../preload/clock.c"
-#include "../../preload/fd_safe.c"
-#include "../../preload/json.c"
-#include "../../preload/messages.c"
-#include "../../preload/pending.c"
-#include "../../preload/random.c"
-#include "../../preload/records.c"
-#include "../../preload/txqueue.c"
-#include "../../preload/utf8.c"
-#include "../../preload/wakeup.c"
+#include "../../preload/deferral/accum.c"
+#include "../../preload/leaves/base64url.c"
+#include "../../preload/leaves/clock.c"
+#include "../../preload/leaves/fd_safe.c"
+#include "../../preload/messages/json.c"
+#include "../../preload/messages/messages.c"
+#include "../../preload/messages/pending.c"
+#include "../../preload/leaves/random.c"
+#include "../../preload/context/records.c"
+#include "../../preload/deferral/txqueue.c"
+#include "../../preload/leaves/utf8.c"
+#include "../../preload/messages/wakeup.c"
 
 #include "check.h"
 

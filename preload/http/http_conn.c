@@ -1,0 +1,293 @@
+/* http_conn.c — the table of accepted stream connections (see http_conn.h). */
+#include "http_conn.h"
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "start/runtime_state.h"
+
+#include "leaves/export.h"
+#include "messages/stats.h"
+
+PROFLINK_EXPORT _Atomic uint32_t proflink_http_reading;
+_Atomic long http_conn_live;
+
+/* Leaves are published with a release compare-and-swap and read with acquire loads, so a
+ * thread that finds a leaf sees it zeroed (mmap) and never half-initialised. */
+static struct http_conn *_Atomic leaves[HTTP_CONN_TOP];
+
+#define LEAF_SLOTS (1u << HTTP_CONN_LEAF_BITS)
+#define LEAF_MASK (LEAF_SLOTS - 1)
+
+void http_conn_enable(void)
+{
+    atomic_store_explicit(&proflink_http_reading, 1, memory_order_release);
+}
+
+static struct http_conn *slot(int fd, int create)
+{
+    if (fd < 0)
+        return 0;
+    unsigned top = (unsigned)fd >> HTTP_CONN_LEAF_BITS;
+    struct http_conn *leaf = atomic_load_explicit(&leaves[top], memory_order_acquire);
+    if (!leaf && create) {
+        /* mmap, not malloc: no lock inside the program's allocator from an accept() hook, and
+         * MAP_NORESERVE: the pages of unused descriptors are never committed. */
+        void *m = mmap(0, sizeof(struct http_conn) * LEAF_SLOTS, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED)
+            return 0;
+        struct http_conn *expected = 0;
+        if (atomic_compare_exchange_strong_explicit(&leaves[top], &expected, m,
+                                                    memory_order_acq_rel, memory_order_acquire)) {
+            leaf = m;
+        } else {
+            munmap(m, sizeof(struct http_conn) * LEAF_SLOTS);
+            leaf = expected;
+        }
+    }
+    return leaf ? &leaf[(unsigned)fd & LEAF_MASK] : 0;
+}
+
+/* Every hooked read and write of any descriptor comes here while a connection is tracked:
+ * the table walk is written out rather than through slot() (a call less: 24 instructions per
+ * lookup instead of 38, callgrind on bench/http_io.c write). */
+struct http_conn *http_conn_find_slow(int fd)
+{
+    if (fd < 0)
+        return 0;
+    struct http_conn *leaf = atomic_load_explicit(&leaves[(unsigned)fd >> HTTP_CONN_LEAF_BITS],
+                                                  memory_order_acquire);
+    struct http_conn *c = leaf ? &leaf[(unsigned)fd & LEAF_MASK] : 0;
+    return c && atomic_load_explicit(&c->tracked, memory_order_acquire) ? c : 0;
+}
+
+void http_conn_open(int fd, uint64_t ino)
+{
+    if (!atomic_load_explicit(&proflink_http_reading, memory_order_relaxed))
+        return;
+    struct http_conn *c = slot(fd, 1);
+    if (!c)
+        return;
+    /* A slot still marked tracked belonged to a descriptor closed behind our back (close_range,
+     * a libc-internal close): the new connection replaces it. */
+    if (atomic_exchange_explicit(&c->tracked, 0, memory_order_acq_rel))
+        atomic_fetch_sub_explicit(&http_conn_live, 1, memory_order_relaxed);
+    http_scan_init(&c->scan);
+    http_scan_init_response(&c->resp);
+    c->ino = ino;
+    c->checked_ns = INT64_MIN / 2; /* the first head is checked */
+    c->reads = c->head_read = 0;
+    /* numbers go on across connections: a thread's note "request n of this slot" is never
+     * mistaken for a request of the next connection (gen changes too) */
+    atomic_store_explicit(&c->dones, atomic_load_explicit(&c->heads, memory_order_relaxed),
+                          memory_order_relaxed);
+    atomic_store_explicit(&c->lost, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->busy, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->wbusy, 0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&c->gen, 1, memory_order_release);
+    atomic_fetch_add_explicit(&http_conn_live, 1, memory_order_relaxed);
+    atomic_store_explicit(&c->tracked, 1, memory_order_release);
+}
+
+void http_conn_close(struct http_conn *c)
+{
+    /* gen first: a thread that still finds the slot tracked already sees its requests ended */
+    atomic_fetch_add_explicit(&c->gen, 1, memory_order_release);
+    if (atomic_exchange_explicit(&c->tracked, 0, memory_order_acq_rel))
+        atomic_fetch_sub_explicit(&http_conn_live, 1, memory_order_relaxed);
+}
+
+void http_conn_close_range(unsigned lo, unsigned hi)
+{
+    if (hi > (unsigned)INT32_MAX)
+        hi = (unsigned)INT32_MAX;
+    for (unsigned fd = lo; fd <= hi;) {
+        struct http_conn *leaf =
+            atomic_load_explicit(&leaves[fd >> HTTP_CONN_LEAF_BITS], memory_order_acquire);
+        unsigned leaf_end = (fd | LEAF_MASK) < hi ? (fd | LEAF_MASK) : hi;
+        /* a load first: writing every slot would commit the leaf's untouched pages */
+        for (; leaf && fd <= leaf_end; fd++)
+            if (atomic_load_explicit(&leaf[fd & LEAF_MASK].tracked, memory_order_relaxed))
+                http_conn_close(&leaf[fd & LEAF_MASK]);
+        if (leaf_end == (unsigned)INT32_MAX)
+            break;
+        fd = leaf_end + 1;
+    }
+}
+
+void http_conn_lost(struct http_conn *c) { atomic_store_explicit(&c->lost, 1, memory_order_release); }
+
+/* How long a connection's identity check holds: a keep-alive connection's heads within one
+ * tick of the coarse clock (1 to 4 ms, the kernel's HZ) share one fstat. Checking every head
+ * cost a quarter of a microsecond per request, 2% of a loopback keep-alive request's CPU
+ * (bench/http_io.c). */
+#define HTTP_CONN_RECHECK_NS 1000000
+
+/* Is fd still the socket accepted on this slot? A connection closed where proflink cannot see
+ * it (a raw system call, io_uring) leaves its slot tracked, and a file that gets the number
+ * must not be read as HTTP: neither its traceparent applied nor its heads queued as requests
+ * (an untraced one would show the connection's older open request). One fstat at most per
+ * HTTP_CONN_RECHECK_NS and connection, made where the reads brought a head: a number closed
+ * unseen and given to another file within that time of the previous check is not caught. None
+ * in a sandboxed process (no system call of proflink's own there: the slot is trusted as it
+ * is). */
+static int same_socket(struct http_conn *c, int fd)
+{
+    if (!c->ino || runtime_sandboxed())
+        return 1;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts); /* the vDSO: no system call */
+    int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    if (now - c->checked_ns < HTTP_CONN_RECHECK_NS && now >= c->checked_ns)
+        return 1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode) || (uint64_t)st.st_ino != c->ino)
+        return 0;
+    c->checked_ns = now;
+    return 1;
+}
+
+/* A head ended with context got: queue its request. 0, or -1 when c stops being followed. */
+static int queue_request(struct http_conn *c, int fd, const struct trace_ctx *got)
+{
+    if (!same_socket(c, fd)) {
+        http_conn_close(c);
+        return -1;
+    }
+    uint32_t h = atomic_load_explicit(&c->heads, memory_order_relaxed);
+    uint32_t open = h - atomic_load_explicit(&c->dones, memory_order_acquire);
+    /* A head that comes in a later read than an unanswered one: a client that waits for its
+     * answers (nearly all) got an answer proflink did not see (written through another
+     * number, io_uring, another process), or one pipelining slowly. Queued, it would show the
+     * unanswered request during this one's work: not followed any more instead. Too many
+     * pipelined requests: the same. */
+    if (open >= HTTP_CONN_QUEUE || (open && c->head_read != c->reads)) {
+        http_conn_lost(c);
+        return -1;
+    }
+    c->head_read = c->reads;
+    stat_inc(got->present ? STAT_HTTP_REQUESTS_TRACED : STAT_HTTP_REQUESTS_UNTRACED);
+    struct http_req *r = &c->reqs[(h + 1) % HTTP_CONN_QUEUE];
+    r->ctx = *got;
+    r->no_body = c->scan.method_head;
+    /* release: whoever sees the new number sees the request written (http_conn_current) */
+    atomic_store_explicit(&c->heads, h + 1, memory_order_release);
+    return 0;
+}
+
+uint32_t http_conn_feed(struct http_conn *c, int fd, const uint8_t *p, size_t n, int more,
+                        uint32_t *gen)
+{
+    /* acquire/release: the scanner state written by the previous reader is seen whole */
+    if (atomic_exchange_explicit(&c->busy, 1, memory_order_acquire)) {
+        http_conn_lost(c);
+        return 0;
+    }
+    c->reads += !more;
+    *gen = atomic_load_explicit(&c->gen, memory_order_relaxed);
+    if (atomic_load_explicit(&c->lost, memory_order_acquire))
+        http_scan_kill(&c->scan);
+    uint32_t newest = 0;
+    while (n > 0 && !http_scan_dead(&c->scan)) {
+        enum http_scan_event ev;
+        struct trace_ctx got;
+        size_t used = http_scan_feed(&c->scan, p, n, &ev, &got);
+        p += used;
+        n -= used;
+        if (ev == HTTP_SCAN_HEAD_END) {
+            if (queue_request(c, fd, &got) != 0) {
+                http_scan_kill(&c->scan);
+                newest = 0;
+                break;
+            }
+            newest = atomic_load_explicit(&c->heads, memory_order_relaxed);
+        }
+    }
+    /* not HTTP/1.x any more (or not followable): what comes next cannot be known */
+    if (http_scan_dead(&c->scan)) {
+        http_conn_lost(c);
+        newest = 0;
+    }
+    atomic_store_explicit(&c->busy, 0, memory_order_release);
+    return newest;
+}
+
+/* Takes a write; 0 when c can be followed, -1 when it is lost or another thread writes. */
+static int write_begin(struct http_conn *c)
+{
+    if (atomic_load_explicit(&c->lost, memory_order_acquire))
+        return -1;
+    if (atomic_exchange_explicit(&c->wbusy, 1, memory_order_acquire)) {
+        http_conn_lost(c); /* two writers at once: neither sees the whole stream */
+        return -1;
+    }
+    return 0;
+}
+
+static void write_end(struct http_conn *c)
+{
+    if (http_scan_dead(&c->resp))
+        http_conn_lost(c);
+    atomic_store_explicit(&c->wbusy, 0, memory_order_release);
+}
+
+/* The final response of the oldest open request is complete. A response with no request open
+ * (an early error answer, before its head was whole) ends nothing. */
+static void response_done(struct http_conn *c)
+{
+    uint32_t d = atomic_load_explicit(&c->dones, memory_order_relaxed);
+    if ((int32_t)(atomic_load_explicit(&c->heads, memory_order_acquire) - d) > 0)
+        atomic_store_explicit(&c->dones, d + 1, memory_order_release);
+}
+
+void http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n)
+{
+    if (write_begin(c) != 0)
+        return;
+    while (n > 0 && !http_scan_dead(&c->resp)) {
+        enum http_scan_event ev;
+        struct trace_ctx unused;
+        size_t used = http_scan_feed(&c->resp, p, n, &ev, &unused);
+        p += used;
+        n -= used;
+        if (ev == HTTP_SCAN_HEAD_START) {
+            /* whether the request it answers was a HEAD: the answer then has no body */
+            uint32_t d = atomic_load_explicit(&c->dones, memory_order_relaxed);
+            c->resp.no_body =
+                (int32_t)(atomic_load_explicit(&c->heads, memory_order_acquire) - d) > 0 &&
+                c->reqs[(d + 1) % HTTP_CONN_QUEUE].no_body;
+        } else if (ev == HTTP_SCAN_MESSAGE_END) {
+            response_done(c);
+        }
+    }
+    write_end(c);
+}
+
+void http_conn_wrote_unseen(struct http_conn *c, uint64_t n)
+{
+    if (write_begin(c) != 0)
+        return;
+    if (http_scan_skip(&c->resp, n) == 1)
+        response_done(c);
+    write_end(c);
+}
+
+int http_conn_current(struct http_conn *c, uint32_t gen, struct trace_ctx *ctx, uint32_t *seq)
+{
+    uint32_t d = atomic_load_explicit(&c->dones, memory_order_acquire);
+    if (atomic_load_explicit(&c->gen, memory_order_acquire) != gen ||
+        (int32_t)(atomic_load_explicit(&c->heads, memory_order_acquire) - d) <= 0)
+        return -1;
+    /* The slot of request d + 1 is rewritten only once d + 1 is answered (queue_request keeps
+     * at most HTTP_CONN_QUEUE open): the copy is whole if dones still says d after it. */
+    *ctx = c->reqs[(d + 1) % HTTP_CONN_QUEUE].ctx;
+    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(&c->dones, memory_order_relaxed) != d ||
+        atomic_load_explicit(&c->gen, memory_order_relaxed) != gen ||
+        atomic_load_explicit(&c->lost, memory_order_relaxed))
+        return -1;
+    *seq = d + 1;
+    return 0;
+}

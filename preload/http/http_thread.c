@@ -1,0 +1,123 @@
+/* http_thread.c — the calling thread's notes on open requests (see http_thread.h), and the
+ * context they give it, put on the thread's records through the same record writers as the API
+ * (thread_records.h). */
+#include "http_thread.h"
+
+#include "context/thread_records.h"
+
+__thread uint8_t http_thread_api_owned __attribute__((tls_model("initial-exec")));
+__thread uint8_t http_thread_notes __attribute__((tls_model("initial-exec")));
+
+/* One connection on which the thread read a request (or adopted one): open while request
+ * `last` of generation gen is (the connection answers in order, so the earlier ones are open
+ * too, or answered). */
+struct note {
+    struct http_conn *c;
+    uint32_t gen;
+    uint32_t last;
+};
+
+/* The default TLS model, not initial-exec: half a kilobyte that the static TLS block of a
+ * program that dlopens proflink may not have room for; only the slow path touches it. Where
+ * the hooks run at all (preloaded, hence loaded at start), the block is in static TLS anyway:
+ * reaching it allocates nothing, even from a signal handler's write(). */
+static __thread struct note notes[HTTP_THREAD_CONNS];
+
+/* What the thread's records show from HTTP: the request (c, gen, seq), c = NULL for nothing
+ * written since the last clear. */
+static __thread struct http_conn *shown_c;
+static __thread uint32_t shown_gen, shown_seq;
+
+static void show_none(void)
+{
+    if (!shown_c)
+        return;
+    shown_c = 0;
+    struct thread_block *b = thread_block_self();
+    if (b)
+        thread_block_clear(b);
+}
+
+/* Exactly one connection has requests of the thread open: show the one it answers next. */
+static void show_one(const struct note *n)
+{
+    /* already shown (most calls: the thread's request is still the connection's oldest) */
+    if (shown_c == n->c && shown_gen == n->gen &&
+        shown_seq == atomic_load_explicit(&n->c->dones, memory_order_acquire) + 1)
+        return;
+    struct trace_ctx ctx;
+    uint32_t seq;
+    if (http_conn_current(n->c, n->gen, &ctx, &seq) != 0) {
+        show_none();
+        return;
+    }
+    if (shown_c == n->c && shown_gen == n->gen && shown_seq == seq)
+        return;
+    struct thread_block *b = thread_block_self_or_create();
+    if (!b)
+        return;
+    if (ctx.present)
+        thread_block_set(b, ctx.trace_id, ctx.span_id, ctx.transaction_id, ctx.trace_flags);
+    else
+        thread_block_clear(b);
+    shown_c = n->c;
+    shown_gen = n->gen;
+    shown_seq = seq;
+}
+
+void http_thread_refresh(void)
+{
+    unsigned kept = 0;
+    for (unsigned i = 0; i < http_thread_notes; i++)
+        if (http_conn_open_req(notes[i].c, notes[i].gen, notes[i].last))
+            notes[kept++] = notes[i];
+    http_thread_notes = (uint8_t)kept;
+    if (http_thread_api_owned)
+        return;
+    if (kept == 1)
+        show_one(&notes[0]);
+    else
+        show_none();
+}
+
+static void note(struct http_conn *c, uint32_t gen, uint32_t seq)
+{
+    for (unsigned i = 0; i < http_thread_notes; i++)
+        if (notes[i].c == c) {
+            notes[i].gen = gen;
+            notes[i].last = seq;
+            return;
+        }
+    if (http_thread_notes == HTTP_THREAD_CONNS)
+        http_thread_refresh();
+    if (http_thread_notes == HTTP_THREAD_CONNS) {
+        /* no room for the note: the request must not stay open unnoted, or this thread could
+         * show another one while it works on it */
+        http_conn_lost(c);
+        return;
+    }
+    notes[http_thread_notes++] = (struct note){c, gen, seq};
+}
+
+void http_thread_read(struct http_conn *c, uint32_t gen, uint32_t seq)
+{
+    note(c, gen, seq);
+    http_thread_refresh();
+}
+
+uint32_t http_thread_adoptable(struct http_conn *c, uint32_t *gen)
+{
+    if (http_thread_notes) /* notes of ended requests are dropped after the write */
+        return 0;
+    *gen = atomic_load_explicit(&c->gen, memory_order_acquire);
+    uint32_t h = atomic_load_explicit(&c->heads, memory_order_acquire);
+    return h - atomic_load_explicit(&c->dones, memory_order_acquire) == 1 ? h : 0;
+}
+
+void http_thread_wrote(struct http_conn *c, uint32_t gen, uint32_t adopt)
+{
+    if (adopt && http_conn_open_req(c, gen, adopt))
+        note(c, gen, adopt);
+    if (http_thread_notes)
+        http_thread_refresh();
+}
