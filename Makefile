@@ -56,7 +56,7 @@ LIB_LDFLAGS := -shared -Wl,-z,now -Wl,-z,relro -Wl,-z,noexecstack -Wl,-z,nodelet
 GLIBC_ONLY_WEAK := --wildcard --weaken-symbol='__*_chk'
 MUSL_LIBS       := -nodefaultlibs -lgcc
 
-# one folder per layer of the library (README, Source layout), then what is interposed
+# one folder per layer of the library (docs/source-layout.md), then what is interposed
 LIB_SRCS  := $(sort $(wildcard preload/*/*.c) $(wildcard hooks/*.c))
 SONAME    := elastic-jvmti-linux-proflink-$(ARCH).so
 LIB       := $(BUILD)/$(SONAME)

@@ -4,7 +4,8 @@
 # reader's contract as for x86_64 (tests/elf_contract.bash), then programs of each C library run
 # under qemu-user with the library preloaded, where tests/helpers/api_profiler_view.c does from
 # inside what the profiler does from outside (tpidr_el0 + the TLSDESC argument word found through
-# the relocation in the file). ptrace and eBPF readers need real Arm hardware (README).
+# the relocation in the file). ptrace and eBPF readers need real Arm hardware
+# (docs/architectures.md).
 load helpers
 load elf_contract
 

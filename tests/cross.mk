@@ -1,7 +1,7 @@
 # make cross — the whole aarch64 set, built on this machine with Debian's cross toolchain into
 # build/aarch64/: both libraries, both archives, proflink-inspect, and the test programs that
-# run under the library (glibc and musl); make check-cross checks it under qemu-user (README:
-# architectures). Needs gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user musl-dev:arm64.
+# run under the library (glibc and musl); make check-cross checks it under qemu-user
+# (docs/architectures.md). Needs gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user musl-dev:arm64.
 CROSS_CC    ?= aarch64-linux-gnu-gcc
 CROSS_BUILD := $(BUILD)/aarch64
 HAVE_CROSS  := $(shell command -v $(CROSS_CC) >/dev/null && command -v qemu-aarch64 >/dev/null && echo yes)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # variants: glibc musl aarch64-glibc aarch64-musl
 # PROFLINK_FIFO: every message and every delivered transaction as a JSON line in a named pipe
-# (README: formats), and a program that never notices what the pipe's reader does.
+# (docs/formats.md), and a program that never notices what the pipe's reader does.
 load message_helpers
 
 setup() {

@@ -25,7 +25,7 @@ teardown() {
     run "$HELPERS/target_exec_umask" "$files" 2000
     echo "without: $output"
     [[ "$output" == *" bad=0 umask=022 socket=none" ]]
-    # each failed exec recreates the socket (README: fork, exec) while the other thread runs
+    # each failed exec recreates the socket (docs/internals.md, fork and exec) while the other thread runs
     run env LD_PRELOAD="$LIB" "$HELPERS/target_exec_umask" "$files" 2000
     echo "with: $output"
     [ "$status" -eq 0 ]

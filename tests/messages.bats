@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # variants: glibc musl aarch64-glibc aarch64-musl
-# The profiler's datagrams (README: formats) as a program under proflink receives them: parsing,
+# The profiler's datagrams (docs/formats.md) as a program under proflink receives them: parsing,
 # the callback, counting what is discarded, the reader thread itself. Datagrams are sent the
 # way the eBPF profiler sends them (tests/helpers/send_datagrams.c).
 load message_helpers

@@ -1,5 +1,5 @@
 """module_layers.py [ROOT] — the layer rules of the source tree, read from the includes: which
-folder may include which (LAYERS below, the README's source layout), and that a header of
+folder may include which (LAYERS below, docs/source-layout.md), and that a header of
 another folder is named with its folder ("leaves/log.h"), so the rule is visible in the source.
 Prints each include that breaks a rule and exits 1 if there is one; prints the number of
 includes checked last."""

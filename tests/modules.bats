@@ -20,7 +20,7 @@ load helpers
     [ "$output" = preload/start/fork_sequence ]
 }
 
-@test "layer rules: what each folder includes (tests/module_layers.py, README source layout)" {
+@test "layer rules: what each folder includes (tests/module_layers.py, docs/source-layout.md)" {
     run "$PY" "$ROOT/tests/module_layers.py" "$ROOT"
     echo "$output"
     [ "$status" -eq 0 ]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # variants: glibc musl
-# The OpenTelemetry process context (OTEP 4719, README: formats): an OTEL_CTX mapping read from
+# The OpenTelemetry process context (OTEP 4719, docs/formats.md): an OTEL_CTX mapping read from
 # outside by tests/otel_ctx_reader.py, an independent reader with its own protobuf decoder, and
 # cross-checked with protoc. "module:" tests drive the publisher directly (otel_ctx_driver, built
 # here for the variant's libc); "library:" tests preload the real library.

@@ -41,7 +41,7 @@ pyt() {
     pyt test_services.py::test_the_sdk_resource_is_the_otel_process_context
 }
 
-@test "python: the README recipe: the examples under proflink-run, sampled by proflink-agent, export the agent's ids" {
+@test "python: the docs/api.md recipe: the examples under proflink-run, sampled by proflink-agent, export the agent's ids" {
     pyt test_examples.py::test_readme_recipe_agent_ids_on_exported_roots
 }
 

@@ -1,4 +1,4 @@
-/* config.c — reads README: configuration from the environment (see config.h). */
+/* config.c — reads docs/configuration.md from the environment (see config.h). */
 #include "config.h"
 
 #include <fnmatch.h>
@@ -157,7 +157,7 @@ static int take_identity(const char *key, const char *value, void *user)
 
 static int nonempty(const struct identity_attrs *a, int i) { return a->found[i] && a->value[i][0]; }
 
-/* OTel first, then the Elastic fallbacks (README: configuration). */
+/* OTel first, then the Elastic fallbacks (docs/configuration.md). */
 static void load_identity(struct config *cfg)
 {
     const char *attrs = env("OTEL_RESOURCE_ATTRIBUTES");

@@ -1,4 +1,4 @@
-/* config.h — what the environment asks of proflink (README: configuration), read once per
+/* config.h — what the environment asks of proflink (docs/configuration.md), read once per
  * process image.
  * Every variable is read with secure_getenv; a bad value warns and falls back to the default. */
 #ifndef PROFLINK_CONFIG_H
@@ -45,7 +45,7 @@ struct selection {
     char exe_path[PATH_MAX]; /* readlink /proc/self/exe once exe_read, "" if unknown */
 };
 
-/* Whether this program is served at all, decided before anything else is done (README:
+/* Whether this program is served at all, decided before anything else is done (docs/system-wide.md:
  * system-wide use): from the environment, then the system configuration file, and the
  * executable's path only when a selection glob needs it. Fills *sel (no need to clear it);
  * sets the log level. 1 served, 0 not. */

@@ -16,7 +16,7 @@
 
 #include "ids.h"
 
-/* Elastic apmint thread record, README: formats. Packed, native endian. */
+/* Elastic apmint thread record, docs/formats.md. Packed, native endian. */
 struct apm_record {
     uint16_t minor_version; /* 1 */
     uint8_t valid;
@@ -27,7 +27,7 @@ struct apm_record {
     uint8_t transaction_id[8];
 } __attribute__((packed));
 
-/* OpenTelemetry thread record, OTEP 4947 (README: formats). Packed, native endian, and 2-byte
+/* OpenTelemetry thread record, OTEP 4947 (docs/formats.md). Packed, native endian, and 2-byte
  * aligned as the OTEP requires (readers load attrs_size, a u16, in place): aligned(8) here, and
  * it is the first member of a malloc'ed block. Fixed size: the OTEP's recommended maximum
  * (640 bytes, the OpenTelemetry eBPF profiler's limit), so setting attributes never allocates.

@@ -1,4 +1,4 @@
-/* messages.h — the profiler's datagrams (README: formats) into proflink_message. Pure functions:
+/* messages.h — the profiler's datagrams (docs/formats.md) into proflink_message. Pure functions:
  * no I/O, no state, no allocation, so the parser can be fuzzed alone (tests/fuzz/).
  *
  * Layout (native endian): u16 message-type | u16 minor-version | payload

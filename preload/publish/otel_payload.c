@@ -72,7 +72,7 @@ static void put_string_array_kv(struct encoder *e, uint32_t field, const char *k
     pb_end(&e->w, kv);
 }
 
-/* ProcessContext.attributes: how to read our thread records (README: formats). Position in the key
+/* ProcessContext.attributes: how to read our thread records (docs/formats.md). Position in the key
  * map is the key index used in the records; index 0 carries the local root span id. The names
  * come from otel_process_ctx_set_key_map (append-only), else that one default. */
 static void put_thread_ctx_schema(struct encoder *e)

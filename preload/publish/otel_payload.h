@@ -1,4 +1,4 @@
-/* otel_payload.h — the OpenTelemetry process context's payload (README: formats): a protobuf
+/* otel_payload.h — the OpenTelemetry process context's payload (docs/formats.md): a protobuf
  * ProcessContext (opentelemetry.proto.processcontext.v1development) with the resource
  * attributes and, in its extra attributes, the thread-context schema. A pure function: what it
  * needs comes in as arguments (no environment, clock, randomness or state kept between calls),

@@ -2,7 +2,7 @@
  * the mapping, its update protocol and the publication state; the payload's bytes come from
  * otel_payload.c, the instance id from random.c.
  *
- * Memory layout (what readers rely on, README: formats):
+ * Memory layout (what readers rely on, docs/formats.md):
  *  - The OTEL_CTX mapping is one page holding only the 32-byte header, at its start. It is a
  *    private mapping of a memfd named "OTEL_CTX" (maps: "/memfd:OTEL_CTX (deleted)"), or a
  *    private anonymous mapping when memfd_create is unavailable (seccomp, old kernels); either

@@ -1,4 +1,4 @@
-/* otel_process_ctx.h — the OpenTelemetry process context (OTEP 4719, README: formats): a mapping
+/* otel_process_ctx.h — the OpenTelemetry process context (OTEP 4719, docs/formats.md): a mapping
  * named OTEL_CTX whose 32-byte header points at a protobuf ProcessContext describing this process
  * (resource attributes, plus the thread-context schema of OTEP 4947 in the extra attributes),
  * found by out-of-process readers such as the OpenTelemetry eBPF profiler through /proc/PID/maps.

@@ -1,4 +1,4 @@
-/* process_storage.h — the apmint process storage block (README: formats):
+/* process_storage.h — the apmint process storage block (docs/formats.md):
  *   u16 layout-minor-version (1) | utf8-str service-name | utf8-str service-environment |
  *   utf8-str socket-file-path         (utf8-str = u32 length + bytes, no NUL; native endian)
  * reached through the exported pointer elastic_apm_profiling_correlation_process_storage_v1,

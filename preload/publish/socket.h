@@ -1,4 +1,4 @@
-/* socket.h — the DGRAM unix socket the profiler sends to (README: formats).
+/* socket.h — the DGRAM unix socket the profiler sends to (docs/formats.md).
  *
  * Limits: the profiler opens "/proc/<pid>/root" + path, which must fit sun_path (107 bytes
  * usable), so our path is at most SOCKET_PATH_MAX = 85 bytes; longer and every send would fail

@@ -3,7 +3,7 @@
  *
  * pthread_atfork runs for every fork() (the program's, libc's own daemon(), forkpty()...), in
  * glibc and musl alike, and its child handler runs before fork() returns in the child, which
- * the contract requires (README: fork, exec). posix_spawn and vfork run no handlers; their
+ * the contract requires (docs/internals.md, fork and exec). posix_spawn and vfork run no handlers; their
  * children exec at once and start afresh. _Fork() runs none either: its child is a raw copy.
  *
  * Lock order. prepare takes every proflink lock a child needs consistent, outermost first;

@@ -22,8 +22,8 @@
 /* The decision comes first and costs next to nothing: proflink may be listed in
  * /etc/ld.so.preload and so loaded into every process of the host, most of which it does not
  * serve. Until the program is known to be served, nothing is allocated, no file but the
- * system configuration is opened and the configuration's memory is not touched (README:
- * Speed, what a start costs). Cold: it runs once, and the compiler places it with the
+ * system configuration is opened and the configuration's memory is not touched (docs/speed.md,
+ * what a start costs). Cold: it runs once, and the compiler places it with the
  * constructor at the front of the code rather than in a page of its own. */
 __attribute__((cold)) static int start_once(void)
 {

@@ -540,7 +540,7 @@ PY
     [ "$(lget 'l["attach"]["service"]')" = e2e-node ]
 }
 
-@test "e2e: with -t native the profiler never computes the thread pointer's offset and links nothing (the README's caveat)" {
+@test "e2e: with -t native the profiler never computes the thread pointer's offset and links nothing (the caveat in docs/profilers.md)" {
     # a second profiler, for this test only, with its own receiver; the suite's keeps running
     local r=$W/native
     mkdir -p "$r"

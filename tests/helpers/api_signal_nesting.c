@@ -25,7 +25,7 @@
 
 #include "proflink.h"
 
-/* The contract's layouts (README: formats), as the profiler knows them. */
+/* The contract's layouts (docs/formats.md), as the profiler knows them. */
 struct apm_rec {
     uint16_t minor_version;
     uint8_t valid, trace_present, trace_flags;

@@ -274,6 +274,6 @@ void target_fix(pid_t pid, const char *check, char *fix, size_t cap)
         snprintf(fix, cap, "proflink's thread-local storage is not static (loaded late by dlopen?); "
                            "load it at program start with LD_PRELOAD");
     } else {
-        snprintf(fix, cap, "see the README's troubleshooting section for the %s check", check);
+        snprintf(fix, cap, "see docs/troubleshooting.md for the %s check", check);
     }
 }

@@ -158,7 +158,7 @@ int target_socket_fix(pid_t pid, char *fix, size_t cap)
              "this process is a copy of %s %ld made by a raw clone() (no fork handlers ran) "
              "that has not used proflink since: it still publishes that process's socket. It "
              "gets its own at its first pthread_create, proflink API call or accepted "
-             "connection (README: raw clone children)",
+             "connection (docs/source-layout.md: raw clone children)",
              foreign.parent ? "its parent, pid" : "pid", foreign.named_for);
     return 1;
 }

@@ -1,5 +1,5 @@
 """proflink-otel: the OpenTelemetry Python integration of proflink (see the "Python" section of
-proflink's README).
+proflink's docs/api.md).
 
 - ProflinkRuntimeContext: OTEL_PYTHON_CONTEXT=proflink; publishes the active span on the calling
   thread at every attach and detach.
