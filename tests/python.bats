@@ -11,7 +11,7 @@ VENV=$ROOT/build/pyenv
 setup() {
     if ! [ -x "$VENV/bin/python" ] ||
         ! "$VENV/bin/python" -c 'import pytest, opentelemetry.sdk, flask, aiohttp, proflink_otel'; then
-        skip "run integrations/python/venv.sh first (.ci/run does)"
+        skip "the virtualenv build/pyenv is missing or incomplete: run integrations/python/venv.sh (make check and .ci/run do; it needs PyPI)"
     fi
 }
 
