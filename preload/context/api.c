@@ -10,17 +10,31 @@
 #include "start/runtime_state.h"
 #include "thread_records.h"
 
+/* A thread's first call: its block is made here, out of line, so that the functions below
+ * reach it with a tail jump and their common path needs no stack frame (make bench). */
+__attribute__((cold, noinline)) static void set_trace_first(const uint8_t trace_id[16],
+                                                            const uint8_t span_id[8],
+                                                            const uint8_t transaction_id[8],
+                                                            uint8_t trace_flags)
+{
+    struct thread_block *b = thread_block_create_for_self();
+    if (b)
+        thread_block_set(b, trace_id, span_id, transaction_id, trace_flags);
+}
+
 PROFLINK_EXPORT void proflink_set_trace(const uint8_t trace_id[16], const uint8_t span_id[8],
                                         const uint8_t transaction_id[8], uint8_t trace_flags)
 {
     if (__builtin_expect(!trace_id || !span_id, 0))
         return;
     http_thread_api_took();
-    struct thread_block *b = thread_block_self_or_create();
+    if (!transaction_id)
+        transaction_id = span_id;
+    struct thread_block *b = thread_block_self();
     if (__builtin_expect(!b, 0))
-        return;
-    thread_block_set(b, trace_id, span_id, transaction_id ? transaction_id : span_id,
-                     trace_flags);
+        set_trace_first(trace_id, span_id, transaction_id, trace_flags);
+    else
+        thread_block_set(b, trace_id, span_id, transaction_id, trace_flags);
 }
 
 _Static_assert(sizeof(proflink_context) == 40, "proflink_context is 40 bytes (FFI layout)");
@@ -54,10 +68,19 @@ static inline void context_apply(struct thread_block *b, const proflink_context 
                      ctx->trace_flags);
 }
 
+__attribute__((cold, noinline)) static void set_context_first(const proflink_context *ctx)
+{
+    struct thread_block *b = thread_block_create_for_self();
+    if (b)
+        context_apply(b, ctx);
+}
+
 PROFLINK_EXPORT void proflink_set_context(const proflink_context *ctx)
 {
-    struct thread_block *b = thread_block_self_or_create();
-    if (__builtin_expect(b != NULL, 1))
+    struct thread_block *b = thread_block_self();
+    if (__builtin_expect(!b, 0))
+        set_context_first(ctx);
+    else
         context_apply(b, ctx);
 }
 
@@ -87,11 +110,20 @@ PROFLINK_EXPORT int proflink_swap_context(const proflink_context *next, proflink
     return had;
 }
 
+__attribute__((cold, noinline)) static void clear_trace_first(void)
+{
+    struct thread_block *b = thread_block_create_for_self();
+    if (b)
+        thread_block_clear(b);
+}
+
 PROFLINK_EXPORT void proflink_clear_trace(void)
 {
     http_thread_api_took();
-    struct thread_block *b = thread_block_self_or_create();
-    if (__builtin_expect(b != NULL, 1))
+    struct thread_block *b = thread_block_self();
+    if (__builtin_expect(!b, 0))
+        clear_trace_first();
+    else
         thread_block_clear(b);
 }
 

@@ -135,8 +135,9 @@ void otel_record_rebase(struct thread_block *b)
 
 void thread_block_set_full(struct thread_block *b, const uint8_t trace_id[16],
                            const uint8_t span_id[8], const uint8_t transaction_id[8],
-                           uint8_t flags, int nested, int again)
+                           uint8_t flags, unsigned how)
 {
+    int nested = how & WRITE_FULL_NESTED, again = (how & WRITE_FULL_AGAIN) != 0;
     do {
         record_hide(b, nested);
         record_store_ids(b, trace_id, span_id, transaction_id, flags);

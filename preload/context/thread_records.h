@@ -220,12 +220,15 @@ uint8_t otel_record_settle(struct thread_block *b);
  * they restart from the fixed ones (and the transaction entry, while a trace is active). */
 void otel_record_rebase(struct thread_block *b) __attribute__((cold));
 
-/* The writes below in full (thread_records.c): a nested one, a new transaction or the OTel
- * attributes' work, and the outermost write again after a nested one (again = 1). Out of line,
- * so that the common case inline holds nothing across a call. */
+/* The writes below in full (thread_records.c): a nested one (WRITE_FULL_NESTED), a new
+ * transaction or the OTel attributes' work, and the outermost write again after a nested one
+ * (WRITE_FULL_AGAIN). Out of line, so that the common case inline holds nothing across a call;
+ * the two flags share one argument so that all six travel in registers and the inline paths
+ * reach the full write with a tail jump, without a stack frame of their own. */
+enum { WRITE_FULL_NESTED = 1, WRITE_FULL_AGAIN = 2 };
 void thread_block_set_full(struct thread_block *b, const uint8_t trace_id[16],
                            const uint8_t span_id[8], const uint8_t transaction_id[8],
-                           uint8_t flags, int nested, int again) __attribute__((cold));
+                           uint8_t flags, unsigned how) __attribute__((cold));
 void thread_block_clear_full(struct thread_block *b, int nested) __attribute__((cold));
 
 /* A set's fields in both records, all but the OTel transaction entry. Within a write. */
@@ -249,12 +252,12 @@ static inline void record_store_ids(struct thread_block *b, const uint8_t trace_
 
 /* The common case: no write in progress, OTel off or a span of the transaction already in the
  * record (its hex entry stays). */
-static inline void thread_block_set(struct thread_block *b, const uint8_t trace_id[16],
+static inline __attribute__((always_inline)) void thread_block_set(struct thread_block *b, const uint8_t trace_id[16],
                                     const uint8_t span_id[8], const uint8_t transaction_id[8],
                                     uint8_t flags)
 {
     if (__builtin_expect(b->write_state != WRITE_IDLE, 0)) {
-        thread_block_set_full(b, trace_id, span_id, transaction_id, flags, 1, 0);
+        thread_block_set_full(b, trace_id, span_id, transaction_id, flags, WRITE_FULL_NESTED);
         return;
     }
     record_hide(b, 0);
@@ -264,31 +267,39 @@ static inline void thread_block_set(struct thread_block *b, const uint8_t trace_
     if (__builtin_expect(b->otel_on && (!b->otel_has_txn ||
                                         memcmp(b->otel_txn, transaction_id, 8) != 0),
                          0)) {
-        thread_block_set_full(b, trace_id, span_id, transaction_id, flags, 0, 0);
+        thread_block_set_full(b, trace_id, span_id, transaction_id, flags, 0);
         return;
     }
     record_store_ids(b, trace_id, span_id, transaction_id, flags);
     if (__builtin_expect(record_publish(b, 0, 1), 0))
-        thread_block_set_full(b, trace_id, span_id, transaction_id, flags, 0, 1);
+        thread_block_set_full(b, trace_id, span_id, transaction_id, flags, WRITE_FULL_AGAIN);
     else
         record_write_end(b, 0);
 }
 
-/* The common case: no write in progress, no attributes to keep (API or fixed ones). */
-static inline void thread_block_clear(struct thread_block *b)
+/* The common case: no write in progress, no attributes to keep (API or fixed ones). Each
+ * record changes by one byte store here (the Elastic record's trace_present, the OTel record's
+ * valid), and a one-byte store is seen whole by a sample of this thread, so neither record is
+ * hidden first: the state byte alone orders this write against a handler's, as in every write.
+ * A nested write that lands in between hides both records and marks this one interrupted; it
+ * then runs in full (or, after the last look, thread_block_republish publishes the handler's). */
+static inline __attribute__((always_inline)) void thread_block_clear(struct thread_block *b)
 {
     if (__builtin_expect(b->write_state != WRITE_IDLE, 0)) {
         thread_block_clear_full(b, 1);
         return;
     }
-    record_hide(b, 0); /* OTel: detached; its stale fields stay hidden until a set */
+    b->write_state = WRITE_BUSY;
+    RECORD_ORDER();
     /* looked at once the write is marked in progress (see thread_block_set) */
     if (__builtin_expect(b->otel_on && (b->otel_custom || otel_fixed_len), 0)) {
         thread_block_clear_full(b, 0);
         return;
     }
     b->apm.trace_present = 0;
-    if (__builtin_expect(record_publish(b, 0, 0), 0))
+    b->otel.valid = 0; /* detached; its stale fields stay hidden until a set */
+    RECORD_ORDER();
+    if (__builtin_expect(b->write_state == WRITE_INTERRUPTED, 0))
         thread_block_clear_full(b, 0);
     else
         record_write_end(b, 0);
