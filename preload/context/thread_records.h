@@ -160,8 +160,9 @@ static inline struct thread_block *thread_block_self_or_create(void)
  * A sample during a handler's nested write sees the thread without context, never mixed. Only
  * this thread and its handlers write, so compiler ordering (RECORD_ORDER) is all it needs, like
  * the records. The common set and clear run inline without the loop and call the full write
- * only when interrupted (or for OTel attribute work); the state byte and the extra valid-byte
- * stores cost about 3 ns per set+clear pair (make bench, BENCH_BASE). */
+ * only when interrupted (or for OTel attribute work); the state byte's stores and looks cost
+ * about 0.5 ns per set+clear pair (a copy of these paths with and without it, timed side by
+ * side), about a tenth of the pair. */
 enum { WRITE_IDLE, WRITE_BUSY, WRITE_INTERRUPTED };
 
 /* The state first: a handler landing between the hide and the state would find no write in
