@@ -205,17 +205,28 @@ int otel_payload_encode(const struct otel_payload_in *in, uint8_t *buf, size_t c
     struct encoder e = {.in = in, .out = out};
     memset(out, 0, sizeof *out);
 
-    /* The extra attributes are encoded first, at the end of buf, so their room is reserved
-     * before the resource can fill the buffer; they are then moved after it (field order 1, 2).
-     * Encoding them in place needs no second buffer: the function stays free of state. */
-    size_t room = cap < OTEL_PAYLOAD_SCHEMA_MAX ? cap : OTEL_PAYLOAD_SCHEMA_MAX;
-    pb_init(&e.w, buf + cap - room, room);
+    /* The extra attributes are encoded first, so that their room is reserved before the
+     * resource can fill the buffer; they are then placed after it (field order 1, 2). Usually
+     * they are a few dozen bytes, encoded on the stack: the payload then touches only the pages
+     * it fills (each page first touched costs a fault at every served start). A larger key map
+     * is encoded at the end of buf instead, which needs no second buffer. */
+    uint8_t small[OTEL_PAYLOAD_SCHEMA_SMALL];
+    pb_init(&e.w, small, sizeof small);
     put_thread_ctx_schema(&e);
-    if (pb_status(&e.w) != 0)
-        return -1;
     size_t schema_len = e.w.len;
-    uint8_t *schema = buf + cap - schema_len;
-    memmove(schema, buf + cap - room, schema_len);
+    const uint8_t *schema = small;
+    if (pb_status(&e.w) != 0) {
+        size_t room = cap < OTEL_PAYLOAD_SCHEMA_MAX ? cap : OTEL_PAYLOAD_SCHEMA_MAX;
+        pb_init(&e.w, buf + cap - room, room);
+        put_thread_ctx_schema(&e);
+        if (pb_status(&e.w) != 0)
+            return -1;
+        schema_len = e.w.len;
+        memmove(buf + cap - schema_len, buf + cap - room, schema_len);
+        schema = buf + cap - schema_len;
+    }
+    if (schema_len > cap)
+        return -1;
 
     pb_init(&e.w, buf, cap - schema_len);
     pb_msg resource = pb_begin(&e.w, PC_RESOURCE);
@@ -229,7 +240,7 @@ int otel_payload_encode(const struct otel_payload_in *in, uint8_t *buf, size_t c
     /* Closing the resource slid its body down by the bytes the length prefix did not need. */
     if (uuid_at != OTEL_PAYLOAD_NO_UUID)
         uuid_at -= open_len - e.w.len;
-    memmove(buf + e.w.len, schema, schema_len);
+    memmove(buf + e.w.len, schema, schema_len); /* may overlap: the large case */
     out->size = (uint32_t)(e.w.len + schema_len);
     out->uuid_off = uuid_at;
     return 0;

@@ -15,6 +15,9 @@
 /* Room for the thread-context schema: 256 key names of at most 128 bytes with their protobuf
  * framing (~34 KiB), so a full key map still leaves half the payload to the resource. */
 #define OTEL_PAYLOAD_SCHEMA_MAX (40u * 1024u)
+/* The schema as it usually is (the default key and a few of a tracer's, ~80 bytes) fits this
+ * stack buffer; a larger one is encoded in the payload buffer (otel_payload.c says why). */
+#define OTEL_PAYLOAD_SCHEMA_SMALL 512u
 /* uuid_off when service.instance.id is not the instance_id passed in. */
 #define OTEL_PAYLOAD_NO_UUID SIZE_MAX
 

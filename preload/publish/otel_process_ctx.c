@@ -4,9 +4,10 @@
  *
  * Memory layout (what readers rely on, docs/formats.md):
  *  - The OTEL_CTX mapping is one page holding only the 32-byte header, at its start. It is a
- *    private mapping of a memfd named "OTEL_CTX" (maps: "/memfd:OTEL_CTX (deleted)"), or a
- *    private anonymous mapping when memfd_create is unavailable (seccomp, old kernels); either
- *    way it is also named with prctl(PR_SET_VMA_ANON_NAME) where the kernel supports it.
+ *    private anonymous mapping named with prctl(PR_SET_VMA_ANON_NAME) (maps: "[anon:OTEL_CTX]"),
+ *    or, where the kernel cannot name it (before 5.17, or a filter), a private mapping of a
+ *    memfd named "OTEL_CTX" (maps: "/memfd:OTEL_CTX (deleted)"); unnamed and anonymous when
+ *    neither works (create_header says why this order).
  *  - The header holds a pointer to the payload, which lives in a separate private anonymous
  *    region of two 64 KiB slots (untouched pages cost nothing). An update encodes into the slot
  *    the header does not point at, then swaps the pointer, so a reader never sees the bytes it
@@ -217,50 +218,57 @@ static int memfd_open(void)
     return fd_above_stdio((int)fd);
 }
 
-/* The memfd first: its name is visible in /proc/PID/maps on every kernel, while naming an
- * anonymous mapping needs CONFIG_ANON_VMA_NAME (5.17+). Private, so our writes never reach the
- * file and nobody who opens it sees them; the descriptor is closed at once (the mapping keeps
- * the file alive), so the program never sees an extra fd. */
-static void *map_header(size_t len)
+/* A private mapping of a memfd named OTEL_CTX: its name shows in /proc/PID/maps on every
+ * kernel. Private, so our writes never reach the file and nobody who opens it sees them; the
+ * descriptor is closed at once (the mapping keeps the file alive), so the program never sees an
+ * extra fd. MAP_FAILED (errno set) when the kernel or a filter refuses it. */
+static void *map_memfd(size_t len, const char **what)
 {
     int fd = memfd_open();
-    st.hdr_is_memfd = 0;
-    if (fd >= 0) {
-        void *p = MAP_FAILED;
-        long r = raw_syscall6(SYS_ftruncate, fd, (long)len, 0, 0, 0, 0);
-        if (r == 0)
-            p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-        else
-            errno = (int)-r; /* for the message below */
-        real_close(fd);
-        st.hdr_is_memfd = p != MAP_FAILED;
-        if (p != MAP_FAILED)
-            return p;
-        log_debug("OTEL_CTX: memfd mapping failed (%s); using an anonymous mapping",
-                  strerror(errno));
-    } else {
-        log_debug("OTEL_CTX: memfd_create failed (%s); using an anonymous mapping",
-                  strerror(errno));
-    }
+    *what = "memfd_create";
+    if (fd < 0)
+        return MAP_FAILED;
+    *what = "memfd mapping";
+    void *p = MAP_FAILED;
+    long r = raw_syscall6(SYS_ftruncate, fd, (long)len, 0, 0, 0, 0);
+    if (r == 0)
+        p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    else
+        errno = (int)-r;
+    int saved = errno;
+    real_close(fd);
+    errno = saved;
+    return p;
+}
+
+static void *map_anonymous(size_t len)
+{
     return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 }
 
 /* Names the mapping "OTEL_CTX" for readers, and tells a profiler that hooks this prctl that
- * there is something new to read. Fails without CONFIG_ANON_VMA_NAME, and on memfd mappings on
- * some kernels: harmless, the memfd name or the eBPF hook on the call itself still work. */
-static void name_header(void)
+ * there is something new to read. 0, or -1 without CONFIG_ANON_VMA_NAME (5.17+), under a filter
+ * and on memfd mappings on some kernels (errno kept as it was). */
+static int name_mapping(void)
 {
     int saved = errno;
-    if (prctl(PR_SET_VMA, (unsigned long)PR_SET_VMA_ANON_NAME, (unsigned long)(uintptr_t)st.hdr,
-              (unsigned long)st.hdr_len, (unsigned long)(uintptr_t)CTX_NAME) != 0) {
+    int rc = prctl(PR_SET_VMA, (unsigned long)PR_SET_VMA_ANON_NAME,
+                   (unsigned long)(uintptr_t)st.hdr, (unsigned long)st.hdr_len,
+                   (unsigned long)(uintptr_t)CTX_NAME);
+    if (rc != 0)
         log_debug("OTEL_CTX: prctl(PR_SET_VMA_ANON_NAME) at %p: %s", (void *)st.hdr,
                   strerror(errno));
-        /* Not a failure of ours, but then nothing names the mapping: say so once. */
-        if (!st.hdr_is_memfd && first_time(ONCE_UNNAMED))
-            log_info("OTEL_CTX: neither memfd_create nor PR_SET_VMA_ANON_NAME is available; "
-                     "readers that look the context up by name will not find it");
-    }
     errno = saved;
+    return rc;
+}
+
+/* After an update: the call itself is what a profiler hooking the prctl waits for. A failure is
+ * not ours, but if nothing names the mapping, say so once. */
+static void name_header(void)
+{
+    if (name_mapping() != 0 && !st.hdr_is_memfd && first_time(ONCE_UNNAMED))
+        log_info("OTEL_CTX: neither memfd_create nor PR_SET_VMA_ANON_NAME is available; "
+                 "readers that look the context up by name will not find it");
 }
 
 /* Fills a fresh header (all zero, so readers skip it) and makes it valid with the timestamp. */
@@ -308,33 +316,66 @@ static void release_all(void)
     st.slots = NULL;
 }
 
-/* Creates the header mapping and publishes slot `active` in it. On failure nothing of ours
- * stays mapped. */
-static int create_header(void)
+/* Maps one header page at st.hdr (memfd: a memfd's, else anonymous), MADV_DONTFORK, and
+ * publishes slot `slot` in it. 0, or -1 with errno and *what set and nothing mapped (the
+ * previous st.hdr untouched). */
+static int place_header(int memfd, int slot, const char **what)
 {
-    int slot = atomic_load_explicit(&st.active, memory_order_acquire);
-    st.hdr_len = page_size();
-    void *p = map_header(st.hdr_len);
-    if (p == MAP_FAILED) {
-        fail("mmap", errno);
-        release_all();
+    *what = "mmap";
+    void *p = memfd ? map_memfd(st.hdr_len, what) : map_anonymous(st.hdr_len);
+    if (p == MAP_FAILED)
         return -1;
-    }
     /* Before anything is written: if the program forks between mmap and here, its child gets
      * an all-zero copy that no reader accepts (no signature), and after this no copy at all. */
     long r = raw_syscall6(SYS_madvise, (long)p, (long)st.hdr_len, MADV_DONTFORK, 0, 0, 0);
     if (r != 0) {
-        fail("madvise(MADV_DONTFORK)", (int)-r);
         munmap(p, st.hdr_len);
-        release_all();
+        *what = "madvise(MADV_DONTFORK)";
+        errno = (int)-r;
         return -1;
     }
     st.hdr = p;
+    st.hdr_is_memfd = memfd;
     st.owner = raw_getpid();
     atomic_store_explicit(&hdr_addr, (uintptr_t)p, memory_order_relaxed);
     header_init(st.hdr, st.slots + (size_t)slot * OTEL_PAYLOAD_MAX, st.size[slot]);
+    return 0;
+}
+
+/* Whether this kernel names anonymous mappings (CONFIG_ANON_VMA_NAME, 5.17+), asked with an
+ * empty range: the kernel answers 0 without touching any mapping, or EINVAL when it cannot (a
+ * filter may refuse it too). A system call of its own, not libc's prctl: it names nothing, so
+ * neither our prctl hook nor a profiler watching libc's prctl has anything to learn from it. */
+static int kernel_names_mappings(void)
+{
+    return raw_syscall6(SYS_prctl, PR_SET_VMA, PR_SET_VMA_ANON_NAME, 0, 0,
+                        (long)(uintptr_t)CTX_NAME, 0) == 0;
+}
+
+/* Creates the header mapping and publishes slot `active` in it. On failure nothing of ours
+ * stays mapped.
+ *
+ * Anonymous and named with prctl where the kernel can name it, else a memfd, whose name shows
+ * on every kernel: creating the memfd's file and tearing it down at exit cost each served
+ * process about 13 us more than an anonymous page (a loop of either, best of 5 rounds), and
+ * readers accept both names. Unnamed and anonymous when neither works. */
+static int create_header(void)
+{
+    int slot = atomic_load_explicit(&st.active, memory_order_acquire);
+    st.hdr_len = page_size();
+    const char *what;
+    int memfd = !kernel_names_mappings();
+    if (memfd && place_header(1, slot, &what) != 0) {
+        log_debug("OTEL_CTX: %s failed (%s); using an anonymous mapping", what, strerror(errno));
+        memfd = 0;
+    }
+    if (!memfd && place_header(0, slot, &what) != 0) {
+        fail(what, errno);
+        release_all();
+        return -1;
+    }
     name_header();
-    log_debug("OTEL_CTX: published at %p (payload %u bytes, instance %s)", p, st.size[slot],
+    log_debug("OTEL_CTX: published at %p (payload %u bytes, instance %s)", st.hdr, st.size[slot],
               st.instance_id);
     return 0;
 }

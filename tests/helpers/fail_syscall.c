@@ -6,7 +6,8 @@
  * CALL: socket | memfd_create | bind | getrandom, or one use of a call:
  *   prctl_set_vma     prctl(PR_SET_VMA, ...)          (naming a mapping)
  *   madvise_dontfork  madvise(..., MADV_DONTFORK)
- * ERRNO: EMFILE | ENOSYS | EACCES | ENOMEM | EINVAL.
+ * ERRNO: EMFILE | ENOSYS | EACCES | ENOMEM | EINVAL, or OK: the call is not made and returns 0
+ * (a kernel that says yes without doing anything).
  * Installs a seccomp filter (after PR_SET_NO_NEW_PRIVS, so no privilege is needed) that returns
  * ERRNO for those calls, then execs CMD: the filter is inherited, so CMD's constructors and its
  * children run under it. Exit status 2 on bad usage or if the filter cannot be installed, 127
@@ -72,7 +73,7 @@ static int errno_value(const char *name)
         const char *name;
         int value;
     } names[] = {{"EMFILE", EMFILE}, {"ENOSYS", ENOSYS}, {"EACCES", EACCES},
-                 {"ENOMEM", ENOMEM}, {"EINVAL", EINVAL}};
+                 {"ENOMEM", ENOMEM}, {"EINVAL", EINVAL}, {"OK", 0}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(name, names[i].name))
             return names[i].value;
