@@ -10,6 +10,7 @@
 
 #include "config_file.h"
 #include "leaves/log.h"
+#include "leaves/text.h"
 #include "publish/resource_attrs.h"
 #include "leaves/utf8.h"
 
@@ -47,9 +48,11 @@ static int parse_bool(const char *name, int dflt)
     const char *v = env(name);
     if (!v)
         return dflt;
-    if (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcasecmp(v, "on"))
+    if (!strcmp(v, "1") || text_equal_nocase(v, "true") || text_equal_nocase(v, "yes") ||
+        text_equal_nocase(v, "on"))
         return 1;
-    if (!strcmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "no") || !strcasecmp(v, "off"))
+    if (!strcmp(v, "0") || text_equal_nocase(v, "false") || text_equal_nocase(v, "no") ||
+        text_equal_nocase(v, "off"))
         return 0;
     log_warn("%s=%.64s is not a boolean; using %d", name, v, dflt);
     return dflt;
@@ -61,7 +64,7 @@ static void load_log_level(const char *v)
     if (!v)
         return;
     for (int i = 0; i <= LOG_DEBUG; i++)
-        if (!strcasecmp(v, names[i])) {
+        if (text_equal_nocase(v, names[i])) {
             log_set_level((enum log_level)i);
             return;
         }
@@ -72,11 +75,11 @@ static void load_mode(struct selection *sel)
 {
     const char *v = env(ENV_PREFIX "ENABLED");
     sel->mode = MODE_AUTO;
-    if (!v || !strcasecmp(v, "auto"))
+    if (!v || text_equal_nocase(v, "auto"))
         return;
-    if (!strcasecmp(v, "true"))
+    if (text_equal_nocase(v, "true"))
         sel->mode = MODE_TRUE;
-    else if (!strcasecmp(v, "false"))
+    else if (text_equal_nocase(v, "false"))
         sel->mode = MODE_FALSE;
     else
         log_warn(ENV_PREFIX "ENABLED=%.64s is not true|false|auto; using auto", v);
@@ -127,8 +130,13 @@ static void exe_basename(struct config *cfg, char *out, size_t cap)
     const char *path = read_exe(&cfg->exe_read, cfg->exe_path);
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
-    /* precision keeps gcc's truncation check quiet: the result is cut to 128 bytes anyway */
-    snprintf(out, cap, "unknown_service:%.*s", SERVICE_FIELD_MAX, base[0] ? base : "unknown");
+    size_t len = 0;
+    out[0] = 0;
+    text_put_str(out, cap, &len, "unknown_service:");
+    if (!base[0])
+        base = "unknown";
+    size_t n = strlen(base); /* cut to a service name's length here already, as before */
+    text_put(out, cap, &len, base, n < SERVICE_FIELD_MAX ? n : SERVICE_FIELD_MAX);
 }
 
 /* The resource attributes the identity comes from, found in one pass over
@@ -250,7 +258,7 @@ int config_decide(struct selection *sel)
      * is final. A host that sets these per program (systemd units) pays no system call for
      * a program it disables, one readlink for a program its globs leave out. */
     const char *enabled = env_only(ENV_PREFIX "ENABLED");
-    if (enabled && !strcasecmp(enabled, "false")) {
+    if (enabled && text_equal_nocase(enabled, "false")) {
         sel->mode = MODE_FALSE;
         return 0;
     }

@@ -20,6 +20,7 @@
 #include "leaves/random.h"
 #include "leaves/raw_syscall.h"
 #include "leaves/real_calls.h"
+#include "leaves/text.h"
 
 /* "proflink-<pid>-<8 hex>.sock": the pid lets socket_cleanup.c skip live owners cheaply, the
  * random part keeps an exec'd image (same pid) from colliding with its predecessor's file. */
@@ -169,13 +170,27 @@ static int bind_socket(const char *path, struct socket_file *file)
     return fd;
 }
 
+/* DIR/proflink-PID-SUFFIX.sock (NAME_FMT), cut to SOCKET_PATH_MAX bytes (the callers have
+ * checked that it fits). No stdio: also built in a fork child's handlers (socket_remove_dead). */
+static void socket_name(char *path, const char *dir, pid_t pid, uint32_t suffix)
+{
+    size_t len = 0;
+    path[0] = 0;
+    if (strcmp(dir, "/") != 0)
+        text_put_str(path, SOCKET_PATH_MAX + 1, &len, dir);
+    text_put_str(path, SOCKET_PATH_MAX + 1, &len, "/" SOCKET_NAME_PREFIX);
+    text_put_uint(path, SOCKET_PATH_MAX + 1, &len, (uint64_t)pid);
+    text_put(path, SOCKET_PATH_MAX + 1, &len, "-", 1);
+    text_put_hex32(path, SOCKET_PATH_MAX + 1, &len, suffix);
+    text_put(path, SOCKET_PATH_MAX + 1, &len, ".sock", 5);
+}
+
 static int create_in(const char *dir, const uint32_t *suffix, char *path,
                      struct socket_file *file)
 {
     for (int attempt = 0; attempt < 4; attempt++) {
         uint32_t r = attempt == 0 && suffix ? *suffix : random_u32();
-        snprintf(path, SOCKET_PATH_MAX + 1, "%s/" NAME_FMT, strcmp(dir, "/") ? dir : "",
-                 (int)raw_getpid(), r);
+        socket_name(path, dir, raw_getpid(), r);
         int fd = bind_socket(path, file);
         if (fd >= 0)
             file->suffix = r;
@@ -252,37 +267,13 @@ int socket_file_chown(const char *path, const struct socket_file *file, uid_t ui
 }
 
 /* Appends the decimal digits of v (async-signal-safe: no stdio). */
-static char *put_dec(char *p, unsigned v)
-{
-    char tmp[10];
-    int n = 0;
-    do
-        tmp[n++] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    while (n)
-        *p++ = tmp[--n];
-    return p;
-}
-
 void socket_remove_dead(const char *dir, int pid, uint32_t suffix)
 {
-    static const char hex[] = "0123456789abcdef";
     char path[SOCKET_PATH_MAX + 1];
-    size_t dl = strlen(dir);
-    if (pid <= 0 || dl + 34 > SOCKET_PATH_MAX) /* 34: the longest name, socket.h */
+    if (pid <= 0 || strlen(dir) + 34 > SOCKET_PATH_MAX) /* 34: the longest name, socket.h */
         return;
     int saved = errno;
-    char *p = path;
-    if (strcmp(dir, "/") != 0) {
-        memcpy(p, dir, dl);
-        p += dl;
-    }
-    memcpy(p, "/" SOCKET_NAME_PREFIX, sizeof SOCKET_NAME_PREFIX);
-    p = put_dec(p + sizeof SOCKET_NAME_PREFIX, (unsigned)pid);
-    *p++ = '-';
-    for (int shift = 28; shift >= 0; shift -= 4)
-        *p++ = hex[(suffix >> shift) & 0xf];
-    memcpy(p, ".sock", 6);
+    socket_name(path, dir, pid, suffix);
     struct stat st;
     /* Nobody can put another file under this name meanwhile: the directory lets only us (and
      * root) replace or remove our files, and a new process with this pid cannot bind a name

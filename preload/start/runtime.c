@@ -24,6 +24,7 @@
 #include "leaves/real_calls.h"
 #include "provider_relay.h"
 #include "leaves/raw_syscall.h"
+#include "leaves/text.h"
 
 static pid_t owner_pid;     /* the process that created socket_path */
 static char socket_path[SOCKET_PATH_MAX + 1];
@@ -54,7 +55,7 @@ int runtime_publish(const struct config *cfg)
         socket_path[0] = 0;
         return -1;
     }
-    snprintf(socket_dir, sizeof socket_dir, "%s", dir);
+    text_copy(socket_dir, sizeof socket_dir, dir);
     provider_relay_own_socket(socket_path);
     owner_pid = raw_getpid();
     if (process_storage_publish(cfg, socket_path) != 0) {
@@ -110,7 +111,7 @@ void runtime_fork_child(void)
         runtime_set_active(0);
         return;
     }
-    snprintf(socket_dir, sizeof socket_dir, "%s", dir);
+    text_copy(socket_dir, sizeof socket_dir, dir);
     owner_pid = raw_getpid();
     for (int i = 0; i < CHILDREN_TRACKED; i++) /* the parent's children are not ours */
         atomic_store_explicit(&children[i], 0, memory_order_relaxed);
