@@ -27,12 +27,60 @@ mount --rbind /sys "$dir/sys" && mount --make-rslave "$dir/sys"
 mount --bind /dev "$dir/dev"
 mount --bind /dev/pts "$dir/dev/pts"
 cp /etc/resolv.conf "$dir/etc/resolv.conf"
+
+# This machine's network reaches the chroot, not its packages: the proxy variables, pip's and
+# npm's settings, and the CA files they name (an intercepting proxy's CA, which Debian's store
+# lacks). Each named file or directory is copied under /etc/pristine-net/ in the chroot, and the
+# variables and copied configuration point there: the chroot's own trust store stays Debian's.
+net=/etc/pristine-net
+rm -rf "${dir:?}$net"
+declare -A carried=()
+carry() { # PATH: copies it into the chroot, once; $copy is the copy's path there
+    if [ -z "${carried[$1]:-}" ]; then
+        carried[$1]=$net/${#carried[@]}-$(basename "$1")
+        mkdir -p "$dir$net"
+        cp -rL "$1" "$dir${carried[$1]}"
+    fi
+    copy=${carried[$1]}
+}
+cavars=" SSL_CERT_FILE SSL_CERT_DIR REQUESTS_CA_BUNDLE CURL_CA_BUNDLE NODE_EXTRA_CA_CERTS GIT_SSL_CAINFO PIP_CERT NPM_CONFIG_CAFILE npm_config_cafile "
+netenv=()
+for name in $(compgen -e); do
+    if [[ $cavars != *" $name "* &&
+          ! $name =~ ^((http|https|ftp|all|no|HTTP|HTTPS|FTP|ALL|NO)_(proxy|PROXY)|PIP_.*|NPM_CONFIG_.*|npm_config_.*)$ ]]; then
+        continue
+    fi
+    value=${!name}
+    if [[ $cavars == *" $name "* && $value == /* && -e $value ]]; then
+        carry "$value"
+        value=$copy
+    elif [[ $value == /* ]]; then
+        continue # another local path (a wheel directory): this machine's packages stay out
+    fi
+    netenv+=("$name=$value")
+done
+for conf in /etc/pip.conf /root/.config/pip/pip.conf /root/.pip/pip.conf /root/.npmrc; do
+    [ -f "$conf" ] || continue
+    mkdir -p "$(dirname "$dir$conf")"
+    install -m "$(stat -c %a "$conf")" /dev/null "$dir$conf"
+    while IFS= read -r line || [ -n "$line" ]; do
+        # pip's "cert = FILE", npm's "cafile=FILE"
+        if [[ $line =~ ^([[:space:]]*(cert|cafile)[[:space:]]*=[[:space:]]*)(/[^[:space:]]*)[[:space:]]*$ ]] &&
+            [ -e "${BASH_REMATCH[3]}" ]; then
+            key=${BASH_REMATCH[1]}
+            carry "${BASH_REMATCH[3]}"
+            line=$key$copy
+        fi
+        printf '%s\n' "$line"
+    done <"$conf" >"$dir$conf"
+done
+[ ${#netenv[@]} -eq 0 ] || echo "pristine-check: network settings carried: ${netenv[*]%%=*}"
 rm -rf "$dir/root/proflink"
 git clone -q "$repo" "$dir/root/proflink"
 for t in "${targets[@]}"; do
     echo "pristine-check: make $t"
     start=$(date +%s)
     chroot "$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=dumb \
-        make -C /root/proflink "$t"
+        "${netenv[@]}" make -C /root/proflink "$t"
     echo "pristine-check: make $t passed in $(($(date +%s) - start)) s"
 done
