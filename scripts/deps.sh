@@ -23,7 +23,8 @@ check=("${demo[@]}"
        passwd "useradd: a second user" git "system-wide tests" procps "pgrep: finding child processes"
        python3-venv "the Python integration's test virtualenv"
        gunicorn "HTTP matrix" python3-uvicorn "HTTP matrix" python3-aiohttp "HTTP matrix"
-       python3-fuse "a FUSE file system that logs FLUSH (host_safety tests)")
+       python3-fuse "a FUSE file system that logs FLUSH (host_safety tests)"
+       debootstrap "a pristine Debian 12 for the package tests (system_deb)")
 
 case $goal in
     build) want=("${build[@]}") ;;
