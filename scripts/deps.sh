@@ -5,7 +5,8 @@
 # installed when everything is present. dpkg and apt-get are found on PATH. For check, also the
 # Node.js integration's npm packages, as locked (npm ci), where npm is installed: Node.js itself
 # is not a Debian package the project asks for (tests/node.bats skips, saying why, without it);
-# and the Python integration's virtualenv (integrations/python/venv.sh).
+# and the Python integration's virtualenv (integrations/python/venv.sh). DEPS_NODE_DIR and
+# DEPS_PYTHON_VENV (that script) stand in for them in tests/deps.bats.
 set -euo pipefail
 
 goal=${1:-build}
@@ -22,7 +23,8 @@ check=("${demo[@]}"
        passwd "useradd: a second user" git "system-wide tests" procps "pgrep: finding child processes"
        python3-venv "the Python integration's test virtualenv"
        gunicorn "HTTP matrix" python3-uvicorn "HTTP matrix" python3-aiohttp "HTTP matrix"
-       python3-fuse "a FUSE file system that logs FLUSH (host_safety tests)")
+       python3-fuse "a FUSE file system that logs FLUSH (host_safety tests)"
+       debootstrap "a pristine Debian 12 for the package tests (system_deb)")
 
 case $goal in
     build) want=("${build[@]}") ;;
@@ -64,7 +66,7 @@ node_packages() {
 python_env() {
     if [ "$goal" != check ]; then return 0; fi
     # PyPI out of reach: the rest of the suite still runs, and tests/python.bats skips saying so
-    bash "$(cd "$(dirname "$0")/.." && pwd)/integrations/python/venv.sh" ||
+    bash "${DEPS_PYTHON_VENV:-$(cd "$(dirname "$0")/.." && pwd)/integrations/python/venv.sh}" ||
         echo "the Python integration's virtualenv could not be made (is PyPI reachable?):" \
             "tests/python.bats will skip"
 }

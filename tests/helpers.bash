@@ -46,6 +46,15 @@ setup_sockdir() {
     export ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR=$SOCKDIR
 }
 
+# copy_for_all DIR FILE — COPY: FILE copied into DIR/all (mode 755), for a program that runs as
+# another user: the checkout may be out of that user's reach (a clone in root's home, mode 700)
+copy_for_all() {
+    [ -d "$1/all" ] || mkdir -m 755 "$1/all"
+    cp "$2" "$1/all/"
+    COPY=$1/all/${2##*/}
+    chmod 755 "$COPY"
+}
+
 # start_target CMD ARGS… — runs CMD under the library in the background (stdout/stderr to
 # $BATS_TEST_TMPDIR/target.out/.err), sets TARGET_PID and waits until the profiler could attach.
 start_target() {

@@ -158,14 +158,17 @@ teardown_mount() {
     run env PROFLINK_FIFO="$SOCKDIR/fifo" LD_PRELOAD="$LIB" "$HELPERS/api_fork_ns"
     echo "fork child: $output"
     [ "$output" = "threads=1 setns=ok unshare=ok" ]
-    if [ "$LIBC" = glibc ]; then # the tools are Debian's, glibc programs
-        run env PROFLINK_FIFO="$SOCKDIR/fifo" LD_PRELOAD="$LIB" unshare -U true
-        echo "unshare -U: $status $output"
-        [ "$status" -eq 0 ]
-        run env PROFLINK_FIFO="$SOCKDIR/fifo" LD_PRELOAD="$LIB" nsenter -t "$$" -m true
-        echo "nsenter -m: $status $output"
-        [ "$status" -eq 0 ]
-    fi
+    [ "$LIBC" = glibc ] || return 0 # the tools are Debian's, glibc programs
+    run env PROFLINK_FIFO="$SOCKDIR/fifo" LD_PRELOAD="$LIB" nsenter -t "$$" -m true
+    echo "nsenter -m: $status $output"
+    [ "$status" -eq 0 ]
+    # the kernel refuses a new user namespace in a chroot, for instance (EPERM): then it is not
+    # proflink's doing, and nothing here can show that it does not refuse it
+    local plain
+    plain=$(unshare -U true 2>&1) || skip "unshare -U fails here without proflink too: $plain"
+    run env PROFLINK_FIFO="$SOCKDIR/fifo" LD_PRELOAD="$LIB" unshare -U true
+    echo "unshare -U: $status $output"
+    [ "$status" -eq 0 ]
 }
 
 # ---- children: raw clones that serve, forks that die ------------------------------------------

@@ -53,9 +53,10 @@ SHAPES = {
     "jdk_pool": (["java", JDKSRV], "keepalive", 5),
     "jdk_pool_3ms_apart": (["java", JDKSRV], "spaced", 5),
 }
-# what a shape needs, by prefix: a program on PATH, or a Python module
-NEEDS = {"node_": "node", "jdk_": "java", "gunicorn_": "gunicorn", "uvicorn": "uvicorn",
-         "aiohttp": "aiohttp"}
+# what a shape needs, by prefix: a program on PATH, or a Python module (run with python3 -m); not
+# "either": tests/node is a directory, so a module lookup finds "node" where Node.js is absent
+NEEDS_PROGRAM = {"node_": "node", "jdk_": "java"}
+NEEDS_MODULE = {"gunicorn_": "gunicorn", "uvicorn": "uvicorn", "aiohttp": "aiohttp"}
 LOADS = (1, 4, 16)
 
 
@@ -230,10 +231,11 @@ def main():
         shape, _, load = w.partition(":")
         for n in ([int(load)] if load else LOADS):
             runs.append((shape, n))
-    for prefix, prog in NEEDS.items():
-        if shutil.which(prog) is None and importlib.util.find_spec(prog) is None:
-            runs = [r for r in runs if not r[0].startswith(prefix)]
-            print("%s is not installed: %s* shapes left out" % (prog, prefix), flush=True)
+    absent = [(p, n) for p, n in NEEDS_PROGRAM.items() if shutil.which(n) is None]
+    absent += [(p, n) for p, n in NEEDS_MODULE.items() if importlib.util.find_spec(n) is None]
+    for prefix, name in absent:
+        runs = [r for r in runs if not r[0].startswith(prefix)]
+        print("%s is not installed: %s* shapes left out" % (name, prefix), flush=True)
     results = []
     tmp = tempfile.mkdtemp(prefix="http_matrix.")
     try:

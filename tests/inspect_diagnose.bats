@@ -86,7 +86,8 @@ fails() {
 
 @test "fix: the socket file is not writable by the target's user" {
     chmod 1777 "$SOCKDIR" # the target runs as nobody
-    bg LD_PRELOAD="$LIB" setpriv --reuid 65534 --regid 65534 --clear-groups sleep 60
+    copy_for_all "$SOCKDIR" "$LIB"
+    bg LD_PRELOAD="$COPY" setpriv --reuid 65534 --regid 65534 --clear-groups sleep 60
     wait_attachable "$PID"
     [ "$(stat -c %u "$SOCKDIR"/proflink-"$PID"-*.sock)" = 65534 ]
     chown 0:0 "$SOCKDIR"/proflink-"$PID"-*.sock # mode 0600: only root may write now
@@ -237,19 +238,22 @@ fails() {
 @test "qlen: not root and another network namespace: the check says it was skipped and why" {
     [ "$(id -u)" = 0 ] || skip "needs root (to start a target in a network namespace of its own)"
     chmod 1777 "$SOCKDIR" # the target runs as nobody
-    unshare -n setpriv --reuid 65534 --regid 65534 --clear-groups env LD_PRELOAD="$LIB" sleep 60 &
+    copy_for_all "$SOCKDIR" "$LIB"
+    local lib=$COPY
+    copy_for_all "$SOCKDIR" "$INSPECT"
+    unshare -n setpriv --reuid 65534 --regid 65534 --clear-groups env LD_PRELOAD="$lib" sleep 60 &
     PID=$!
     PIDS+=("$PID")
     wait_attachable "$PID"
-    run setpriv --reuid=65534 --regid=65534 --clear-groups "$INSPECT" --no-threads "$PID"
+    run setpriv --reuid=65534 --regid=65534 --clear-groups "$COPY" --no-threads "$PID"
     echo "$output"
     grep -q "^SKIP  qlen     net.unix.max_dgram_qlen not checked: joining its network namespace (setns) needs root" <<<"$output"
     # in the inspector's own namespace no privilege is needed: the value is read
     chmod 1777 "$SOCKDIR"
-    setpriv --reuid 65534 --regid 65534 --clear-groups env LD_PRELOAD="$LIB" sleep 60 &
+    setpriv --reuid 65534 --regid 65534 --clear-groups env LD_PRELOAD="$lib" sleep 60 &
     PIDS+=("$!")
     wait_attachable "$!"
-    run setpriv --reuid=65534 --regid=65534 --clear-groups "$INSPECT" --no-threads "$!"
+    run setpriv --reuid=65534 --regid=65534 --clear-groups "$COPY" --no-threads "$!"
     grep -qE "^(INFO|WARN)  qlen     net.unix.max_dgram_qlen (is )?[0-9]+ in the target's network namespace" <<<"$output"
 }
 

@@ -174,7 +174,10 @@ EOF
     ns_etc_setup
     [ ! -f "$BATS_FILE_TMPDIR/skip" ] || skip "$(cut -d: -f2- "$BATS_FILE_TMPDIR/skip")"
     command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
-    setpriv --reuid=65534 --regid=65534 --clear-groups test -r "$ROOT/Makefile" ||
+    # the unprivileged make runs in the checkout, by relative paths: a checkout in root's home
+    # (mode 700) is out of its reach by its absolute path
+    cd "$ROOT" || return 1
+    setpriv --reuid=65534 --regid=65534 --clear-groups test -r Makefile ||
         skip "the unprivileged user cannot read the source tree here"
     # readable by the unprivileged user too (bats' own directories are not)
     PFX=$(mktemp -d /tmp/plpfx.XXXXXX)
@@ -186,7 +189,7 @@ EOF
         printf "# kept\n" >/etc/ld.so.preload
         "$PFX/bin/proflink-system" enable --all >/dev/null || exit 1
         # not root: refused before anything is removed, with the command to run
-        setpriv --reuid=65534 --regid=65534 --clear-groups make -s -C "$ROOT" uninstall PREFIX="$PFX" 2>&1
+        setpriv --reuid=65534 --regid=65534 --clear-groups make -s uninstall PREFIX="$PFX" 2>&1
         echo "as-nobody: $?"
         [ -f "$PFX/lib/$SONAME" ] && echo lib-kept
         grep -c elastic-jvmti-linux-proflink /etc/ld.so.preload

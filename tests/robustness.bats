@@ -75,8 +75,9 @@ prog() { echo "$HELPERS/target_threads" 3 0.05; }
     chmod 0755 "$SOCKDIR"
     cp "$HELPERS/target_threads" "$SOCKDIR/t"
     chmod 0755 "$SOCKDIR/t"
+    copy_for_all "$SOCKDIR" "$LIB"
     run setpriv --reuid=65534 --regid=65534 --clear-groups env \
-        ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR="$SOCKDIR" LD_PRELOAD="$LIB" "$SOCKDIR/t" 1 0.1
+        ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR="$SOCKDIR" LD_PRELOAD="$COPY" "$SOCKDIR/t" 1 0.1
     [ "$status" = 0 ]
     [[ "$output" == *"not writable"* ]]
     [[ "$output" == *done* ]]

@@ -24,6 +24,12 @@ exec "$@"
 EOF
     chmod +x "$d/ns_run.sh"
     export NS_TMP=$d
+    # the library where a system-wide install has it, loadable by every user (setpriv runs a
+    # program as nobody; the checkout may be in root's home, mode 700)
+    SYSDIR=$(mktemp -d /tmp/plsw.XXXXXX)
+    chmod 755 "$SYSDIR"
+    copy_for_all "$SYSDIR" "$LIB"
+    export SYSDIR SYSLIB=$COPY
     if ! unshare -m --propagation private "$d/ns_run.sh" /nonexistent.so true 2>"$d/ns.err"; then
         echo "skip: cannot make a private mount namespace here ($(head -c 200 "$d/ns.err"))" >"$d/skip"
     fi
@@ -40,6 +46,8 @@ EOF
     done
 }
 
+teardown_file() { rm -rf "$SYSDIR"; }
+
 setup() {
     [ ! -f "$BATS_FILE_TMPDIR/skip" ] || skip "$(cut -d: -f2- "$BATS_FILE_TMPDIR/skip")"
     setup_sockdir
@@ -53,7 +61,7 @@ teardown() {
     rm -rf "$SOCKDIR"
 }
 
-ns() { unshare -m --propagation private "$BATS_FILE_TMPDIR/ns_run.sh" "$LIB" "$@"; }
+ns() { unshare -m --propagation private "$BATS_FILE_TMPDIR/ns_run.sh" "$SYSLIB" "$@"; }
 
 # same CMDLINE: runs the shell command line in a fresh work dir without, then with the library
 # in /etc/ld.so.preload; stdout and exit status must be equal, stderr free of loader or proflink
@@ -79,8 +87,8 @@ same() {
     run ns sh -c 'grep -c "elastic-jvmti-linux-proflink" /proc/$$/maps; cat /etc/ld.so.preload'
     [ "$status" -eq 0 ]
     [ "${lines[0]}" -ge 1 ]
-    [ "${lines[1]}" = "$LIB" ]
-    if [ -s /etc/ld.so.preload ]; then refute grep -qF "$LIB" /etc/ld.so.preload; fi # the host is untouched
+    [ "${lines[1]}" = "$SYSLIB" ]
+    if [ -s /etc/ld.so.preload ]; then refute grep -qF "$SYSLIB" /etc/ld.so.preload; fi # the host is untouched
 }
 
 @test "coreutils: ls, cat, sort, sha256sum, wc behave the same" {
@@ -159,7 +167,7 @@ sys.exit(4)"'
 # with ENV; sets SLEEP_PID, TAIL_PID and SH_PID and waits until both run.
 start_pair() {
     local out=$BATS_TEST_TMPDIR/pair.out
-    env "$@" unshare -m --propagation private "$BATS_FILE_TMPDIR/ns_run.sh" "$LIB" \
+    env "$@" unshare -m --propagation private "$BATS_FILE_TMPDIR/ns_run.sh" "$SYSLIB" \
         sh -c 'sleep 20 & echo "sleep $!"; tail -f /dev/null & echo "tail $!"; wait' >"$out" 2>&1 &
     SH_PID=$!
     KILL_PIDS="$SH_PID"
