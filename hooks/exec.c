@@ -16,6 +16,7 @@
 #include "next_symbol.h"
 #include "start/runtime.h"
 #include "start/runtime_state.h"
+#include "leaves/sys_calls.h"
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execv_fn)(const char *, char *const[]);
@@ -50,7 +51,7 @@ static int names_no_file(const char *path)
         return 0;
     int saved_errno = errno;
     /* the errors of resolving the path, which the exec would meet first and fail with too */
-    int missing = faccessat(AT_FDCWD, path, F_OK, 0) != 0 &&
+    int missing = sys_faccessat(AT_FDCWD, path, F_OK, 0) != 0 &&
                   (errno == ENOENT || errno == ENOTDIR || errno == EACCES);
     errno = saved_errno;
     return missing;

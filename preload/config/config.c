@@ -12,6 +12,7 @@
 #include "leaves/log.h"
 #include "publish/resource_attrs.h"
 #include "leaves/utf8.h"
+#include "leaves/sys_calls.h"
 
 struct config proflink_config;
 
@@ -115,7 +116,7 @@ static void copy_path(const char *name, char *dst, size_t cap)
 static const char *read_exe(int *read, char path[PATH_MAX])
 {
     if (!*read) {
-        ssize_t n = readlink("/proc/self/exe", path, PATH_MAX - 1);
+        ssize_t n = sys_readlink("/proc/self/exe", path, PATH_MAX - 1);
         path[n > 0 ? n : 0] = 0;
         *read = 1;
     }

@@ -9,6 +9,7 @@
 
 #include "leaves/export.h"
 #include "messages/stats.h"
+#include "leaves/sys_calls.h"
 
 PROFLINK_EXPORT _Atomic uint32_t proflink_http_reading;
 _Atomic long http_conn_live;
@@ -34,7 +35,7 @@ static struct http_conn *slot(int fd, int create)
     if (!leaf && create) {
         /* mmap, not malloc: no lock inside the program's allocator from an accept() hook, and
          * MAP_NORESERVE: the pages of unused descriptors are never committed. */
-        void *m = mmap(0, sizeof(struct http_conn) * LEAF_SLOTS, PROT_READ | PROT_WRITE,
+        void *m = sys_mmap(0, sizeof(struct http_conn) * LEAF_SLOTS, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (m == MAP_FAILED)
             return 0;
@@ -43,7 +44,7 @@ static struct http_conn *slot(int fd, int create)
                                                     memory_order_acq_rel, memory_order_acquire)) {
             leaf = m;
         } else {
-            munmap(m, sizeof(struct http_conn) * LEAF_SLOTS);
+            sys_munmap(m, sizeof(struct http_conn) * LEAF_SLOTS);
             leaf = expected;
         }
     }
@@ -143,7 +144,7 @@ static int same_socket(struct http_conn *c, int fd)
     if (now - c->checked_ns < HTTP_CONN_RECHECK_NS && now >= c->checked_ns)
         return 1;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode) || (uint64_t)st.st_ino != c->ino)
+    if (sys_fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode) || (uint64_t)st.st_ino != c->ino)
         return 0;
     c->checked_ns = now;
     return 1;

@@ -45,6 +45,7 @@
 #include "leaves/random.h"
 #include "leaves/real_calls.h"
 #include "leaves/raw_syscall.h"
+#include "leaves/sys_calls.h"
 
 /* Older libc headers (and musl's) may lack these; the values are the kernel ABI. (memfd_create
  * is made as a system call: random.c says why.) */
@@ -229,7 +230,7 @@ static void *map_header(size_t len)
         void *p = MAP_FAILED;
         long r = raw_syscall6(SYS_ftruncate, fd, (long)len, 0, 0, 0, 0);
         if (r == 0)
-            p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+            p = sys_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
         else
             errno = (int)-r; /* for the message below */
         real_close(fd);
@@ -242,7 +243,7 @@ static void *map_header(size_t len)
         log_debug("OTEL_CTX: memfd_create failed (%s); using an anonymous mapping",
                   strerror(errno));
     }
-    return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return sys_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 }
 
 /* Names the mapping "OTEL_CTX" for readers, and tells a profiler that hooks this prctl that
@@ -295,7 +296,7 @@ static void header_swap(struct ctx_header *h, const uint8_t *payload, uint32_t s
 static void release_header(void)
 {
     if (st.hdr && st.owner == raw_getpid())
-        munmap(st.hdr, st.hdr_len);
+        sys_munmap(st.hdr, st.hdr_len);
     st.hdr = NULL; /* in a fork child the range is simply not mapped: never touch it */
     atomic_store_explicit(&hdr_addr, 0, memory_order_relaxed);
 }
@@ -304,7 +305,7 @@ static void release_all(void)
 {
     release_header();
     if (st.slots)
-        munmap(st.slots, (size_t)SLOTS * OTEL_PAYLOAD_MAX);
+        sys_munmap(st.slots, (size_t)SLOTS * OTEL_PAYLOAD_MAX);
     st.slots = NULL;
 }
 
@@ -325,7 +326,7 @@ static int create_header(void)
     long r = raw_syscall6(SYS_madvise, (long)p, (long)st.hdr_len, MADV_DONTFORK, 0, 0, 0);
     if (r != 0) {
         fail("madvise(MADV_DONTFORK)", (int)-r);
-        munmap(p, st.hdr_len);
+        sys_munmap(p, st.hdr_len);
         release_all();
         return -1;
     }
@@ -344,7 +345,7 @@ static int publish_fresh(const struct config *cfg)
 {
     release_header();
     if (!st.slots) {
-        void *p = mmap(NULL, (size_t)SLOTS * OTEL_PAYLOAD_MAX, PROT_READ | PROT_WRITE,
+        void *p = sys_mmap(NULL, (size_t)SLOTS * OTEL_PAYLOAD_MAX, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED) {
             fail("mmap", errno);

@@ -15,6 +15,7 @@
 #include "publish/process_storage.h"
 #include "leaves/raw_syscall.h"
 #include "leaves/real_calls.h"
+#include "leaves/sys_calls.h"
 
 /* The other block's fields, bounded as the profiler bounds them (its reader refuses longer). */
 #define OTHER_SERVICE_MAX 128
@@ -120,7 +121,7 @@ void provider_relay(const void *buf, size_t len)
     if (!relay_ok)
         return;
     if (relay_fd < 0)
-        relay_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        relay_fd = sys_socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (relay_fd < 0)
         return;
     /* as the profiler sends: never waits, drops what the other socket's queue refuses */

@@ -24,6 +24,7 @@
 #include "leaves/real_calls.h"
 #include "provider_relay.h"
 #include "leaves/raw_syscall.h"
+#include "leaves/sys_calls.h"
 
 static pid_t owner_pid;     /* the process that created socket_path */
 static char socket_path[SOCKET_PATH_MAX + 1];
@@ -59,7 +60,7 @@ int runtime_publish(const struct config *cfg)
     owner_pid = raw_getpid();
     if (process_storage_publish(cfg, socket_path) != 0) {
         log_error("out of memory; profiler correlation disabled for this process");
-        unlink(socket_path);
+        sys_unlink(socket_path);
         real_close(fd);
         socket_path[0] = 0;
         return -1;
@@ -102,7 +103,7 @@ void runtime_fork_child(void)
         log_error("fork child: cannot publish its own socket; correlation disabled in pid %d",
                   (int)raw_getpid());
         if (fd >= 0) {
-            unlink(socket_path);
+            sys_unlink(socket_path);
             real_close(fd);
         }
         socket_path[0] = 0;
