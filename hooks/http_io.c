@@ -144,7 +144,7 @@ static int after_accept(int fd)
     /* Sandboxed (the program installed a seccomp filter): no connection is tracked from then
      * on, so no hook makes a system call of its own (the type checks below are two) and every
      * read takes the plain path; an allowlist written for the program keeps it alive. */
-    if (fd >= 0 && atomic_load_explicit(&proflink_http_reading, memory_order_relaxed) &&
+    if (fd >= 0 && atomic_load_explicit(&http_reading, memory_order_relaxed) &&
         !runtime_sandboxed()) {
         int saved = errno;
         /* No fork_sequence_check_process here: a raw clone child that only serves did not ask

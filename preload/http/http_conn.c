@@ -12,6 +12,7 @@
 #include "leaves/sys_calls.h"
 
 PROFLINK_EXPORT _Atomic uint32_t proflink_http_reading;
+PROFLINK_LOCAL_ALIAS(http_reading, proflink_http_reading);
 _Atomic long http_conn_live;
 
 /* Leaves are published with a release compare-and-swap and read with acquire loads, so a
@@ -23,7 +24,7 @@ static struct http_conn *_Atomic leaves[HTTP_CONN_TOP];
 
 void http_conn_enable(void)
 {
-    atomic_store_explicit(&proflink_http_reading, 1, memory_order_release);
+    atomic_store_explicit(&http_reading, 1, memory_order_release);
 }
 
 static struct http_conn *slot(int fd, int create)
@@ -66,7 +67,7 @@ struct http_conn *http_conn_find_slow(int fd)
 
 void http_conn_open(int fd, uint64_t ino)
 {
-    if (!atomic_load_explicit(&proflink_http_reading, memory_order_relaxed))
+    if (!atomic_load_explicit(&http_reading, memory_order_relaxed))
         return;
     struct http_conn *c = slot(fd, 1);
     if (!c)
