@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "config_file.h"
@@ -27,6 +26,17 @@ static const char *env(const char *name)
     return v && v[0] ? v : config_file_get(name);
 }
 
+/* A word of a setting (true, off, debug...: lower case) in any ASCII case, as strcasecmp compares
+ * in the C locale the constructor runs in: without it the check of ENABLED=false, made at every
+ * start, would bind one libc function more and touch its code (docs/speed.md). */
+static int is_word(const char *v, const char *word)
+{
+    for (; *word; v++, word++)
+        if ((*v >= 'A' && *v <= 'Z' ? *v - 'A' + 'a' : *v) != *word)
+            return 0;
+    return !*v;
+}
+
 static void copy_field(const char *what, char *dst, const char *src)
 {
     size_t n = strlen(src);
@@ -39,7 +49,7 @@ static void copy_field(const char *what, char *dst, const char *src)
     memcpy(tmp, src, n);
     tmp[n] = 0;
     utf8_truncate(tmp, SERVICE_FIELD_MAX);
-    strcpy(dst, tmp);
+    memcpy(dst, tmp, strlen(tmp) + 1);
 }
 
 /* Booleans: 1/0, true/false, yes/no, on/off. */
@@ -48,9 +58,9 @@ static int parse_bool(const char *name, int dflt)
     const char *v = env(name);
     if (!v)
         return dflt;
-    if (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcasecmp(v, "on"))
+    if (!strcmp(v, "1") || is_word(v, "true") || is_word(v, "yes") || is_word(v, "on"))
         return 1;
-    if (!strcmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "no") || !strcasecmp(v, "off"))
+    if (!strcmp(v, "0") || is_word(v, "false") || is_word(v, "no") || is_word(v, "off"))
         return 0;
     log_warn("%s=%.64s is not a boolean; using %d", name, v, dflt);
     return dflt;
@@ -62,7 +72,7 @@ static void load_log_level(const char *v)
     if (!v)
         return;
     for (int i = 0; i <= LOG_DEBUG; i++)
-        if (!strcasecmp(v, names[i])) {
+        if (is_word(v, names[i])) {
             log_set_level((enum log_level)i);
             return;
         }
@@ -73,11 +83,11 @@ static void load_mode(struct selection *sel)
 {
     const char *v = env(ENV_PREFIX "ENABLED");
     sel->mode = MODE_AUTO;
-    if (!v || !strcasecmp(v, "auto"))
+    if (!v || is_word(v, "auto"))
         return;
-    if (!strcasecmp(v, "true"))
+    if (is_word(v, "true"))
         sel->mode = MODE_TRUE;
-    else if (!strcasecmp(v, "false"))
+    else if (is_word(v, "false"))
         sel->mode = MODE_FALSE;
     else
         log_warn(ENV_PREFIX "ENABLED=%.64s is not true|false|auto; using auto", v);
@@ -104,11 +114,12 @@ static void copy_path(const char *name, char *dst, size_t cap)
     const char *v = env(name);
     if (!v)
         return; /* dst stays "" (zeroed memory): an untouched page is never faulted in */
-    if (strlen(v) >= cap) {
+    size_t n = strlen(v);
+    if (n >= cap) {
         log_warn("%s is longer than %zu bytes; ignored", name, cap - 1);
         return;
     }
-    strcpy(dst, v);
+    memcpy(dst, v, n + 1);
 }
 
 /* The executable's path: read once, only when a selection glob or the default service name
@@ -251,7 +262,7 @@ int config_decide(struct selection *sel)
      * is final. A host that sets these per program (systemd units) pays no system call for
      * a program it disables, one readlink for a program its globs leave out. */
     const char *enabled = env_only(ENV_PREFIX "ENABLED");
-    if (enabled && !strcasecmp(enabled, "false")) {
+    if (enabled && is_word(enabled, "false")) {
         sel->mode = MODE_FALSE;
         return 0;
     }

@@ -115,9 +115,10 @@ static void try_open(void)
 
 void fifo_init(const char *p)
 {
-    if (enabled || !p || !p[0] || strlen(p) >= sizeof path)
+    size_t n = p ? strlen(p) : 0;
+    if (enabled || !n || n >= sizeof path)
         return; /* a fork child keeps its parent's */
-    strcpy(path, p);
+    memcpy(path, p, n + 1);
     enabled = 1;
     pthread_mutex_lock(&lock);
     try_open();

@@ -46,7 +46,7 @@ static int take_field(const char *attrs, const char *key, char *field)
     utf8_truncate(v, SERVICE_FIELD_MAX);
     if (!strcmp(field, v))
         return 0;
-    strcpy(field, v);
+    memcpy(field, v, strlen(v) + 1);
     return 1;
 }
 
