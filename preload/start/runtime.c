@@ -15,6 +15,7 @@
 
 #include "config/config.h"
 #include "leaves/log.h"
+#include "leaves/start_path.h"
 #include "mapping_renew.h"
 #include "publish/otel_process_ctx.h"
 #include "publish/process_storage.h"
@@ -27,7 +28,7 @@
 #include "leaves/sys_calls.h"
 
 static pid_t owner_pid;     /* the process that created socket_path */
-static char socket_path[SOCKET_PATH_MAX + 1];
+START_PATH_DATA static char socket_path[SOCKET_PATH_MAX + 1];
 static char socket_dir[SOCKET_PATH_MAX + 1];
 static struct socket_file socket_file; /* the file socket_path named when we bound it */
 /* exec: our file was removed before the exec, to be re-created if the exec fails. */
@@ -146,7 +147,7 @@ static void remove_gone_children(void)
     }
 }
 
-void runtime_remove_socket(void)
+START_PATH_CODE void runtime_remove_socket(void)
 {
     if (!own_file())
         return;
