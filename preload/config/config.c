@@ -12,6 +12,7 @@
 #include "publish/resource_attrs.h"
 #include "leaves/utf8.h"
 #include "leaves/sys_calls.h"
+#include "leaves/str.h"
 
 struct config proflink_config;
 
@@ -93,15 +94,31 @@ static void load_mode(struct selection *sel)
         log_warn(ENV_PREFIX "ENABLED=%.64s is not true|false|auto; using auto", v);
 }
 
+/* A decimal count in 1..max read as strtoul reads it (C-locale spaces, then an optional '+'), to
+ * its end; 0 if v is not one. Written out: strtoul would be one libc import more (sys_calls.h). */
+static unsigned long parse_count(const char *v, unsigned long max)
+{
+    while (*v == ' ' || (*v >= '\t' && *v <= '\r'))
+        v++;
+    if (*v == '+')
+        v++;
+    if (*v < '0' || *v > '9')
+        return 0;
+    unsigned long n = 0;
+    for (; *v >= '0' && *v <= '9'; v++)
+        if (n <= max) /* past max it only has to stay past it: no overflow */
+            n = n * 10 + (unsigned long)(*v - '0');
+    return *v || n > max ? 0 : n;
+}
+
 static void load_buffer_size(struct config *cfg)
 {
     const char *v = env(ENV_PREFIX "BUFFER_SIZE");
     cfg->buffer_size = DEFAULT_BUFFER_SIZE; /* first page of the struct, written anyway */
     if (!v)
         return;
-    char *end;
-    unsigned long n = strtoul(v, &end, 10);
-    if (*end || v[0] == '-' || n == 0 || n > MAX_BUFFER_SIZE) {
+    unsigned long n = parse_count(v, MAX_BUFFER_SIZE);
+    if (n == 0) {
         log_warn(ENV_PREFIX "BUFFER_SIZE=%.64s is not a number in 1..%u; using %u", v,
                  MAX_BUFFER_SIZE, DEFAULT_BUFFER_SIZE);
         return;
@@ -137,7 +154,7 @@ static const char *read_exe(int *read, char path[PATH_MAX])
 static void exe_basename(struct config *cfg, char *out, size_t cap)
 {
     const char *path = read_exe(&cfg->exe_read, cfg->exe_path);
-    const char *slash = strrchr(path, '/');
+    const char *slash = str_last(path, '/');
     const char *base = slash ? slash + 1 : path;
     /* precision keeps gcc's truncation check quiet: the result is cut to 128 bytes anyway */
     snprintf(out, cap, "unknown_service:%.*s", SERVICE_FIELD_MAX, base[0] ? base : "unknown");

@@ -46,6 +46,7 @@
 #include "leaves/real_calls.h"
 #include "leaves/raw_syscall.h"
 #include "leaves/sys_calls.h"
+#include "leaves/str.h"
 
 /* Older libc headers (and musl's) may lack these; the values are the kernel ABI. (memfd_create
  * is made as a system call: random.c says why.) */
@@ -448,7 +449,7 @@ int otel_process_ctx_set_tracer_attrs(const struct config *cfg, const char *attr
         return 0;
     int saved = errno;
     int rc = -1;
-    char *copy = attrs ? strdup(attrs) : NULL;
+    char *copy = attrs ? str_dup(attrs) : NULL;
     if ((!attrs || copy) && lock() == 0) {
         char *old = st.tracer_attrs;
         st.tracer_attrs = copy;

@@ -21,6 +21,7 @@
 #include "leaves/raw_syscall.h"
 #include "leaves/real_calls.h"
 #include "leaves/sys_calls.h"
+#include "leaves/str.h"
 
 /* "proflink-<pid>-<8 hex>.sock": the pid lets socket_cleanup.c skip live owners cheaply, the
  * random part keeps an exec'd image (same pid) from colliding with its predecessor's file. */
@@ -105,7 +106,7 @@ static int rename_noreplace(const char *from, const char *to)
 static int bind_private(int fd, const char *path)
 {
     char dir[SOCKET_PATH_MAX + 2], tmp[SOCKET_PATH_MAX + 4]; /* sun_path holds 107 */
-    const char *slash = strrchr(path, '/');
+    const char *slash = str_last(path, '/');
     /* the hidden directory's name is the socket's, dot-prefixed: one byte longer */
     snprintf(dir, sizeof dir, "%.*s/.%s", (int)(slash - path), path, slash + 1);
     if (sys_mkdir(dir, 0700) != 0)

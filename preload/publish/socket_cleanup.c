@@ -41,6 +41,7 @@
 #include "socket.h"
 #include "leaves/real_calls.h"
 #include "leaves/sys_calls.h"
+#include "leaves/str.h"
 
 /* One read per start: about 70 entries of proflink-length names, one page of stack. */
 #define SWEEP_READ_BYTES 4096
@@ -61,8 +62,7 @@ struct kdirent {
 static int our_name(const char *name)
 {
     const char *p = name + sizeof SOCKET_NAME_PREFIX - 1;
-    if (strncmp(name, SOCKET_NAME_PREFIX, sizeof SOCKET_NAME_PREFIX - 1) != 0 || *p < '1' ||
-        *p > '9')
+    if (!str_starts(name, SOCKET_NAME_PREFIX) || *p < '1' || *p > '9')
         return 0;
     while (*p >= '0' && *p <= '9')
         p++;
@@ -143,7 +143,7 @@ void socket_cleanup_stale(const char *dir, const char *own_path)
     long len = read_entries(dfd, buf, sizeof buf);
     if (sliced && len == 0 && raw_syscall4(SYS_lseek, dfd, 0, SEEK_SET, 0) == 0)
         len = read_entries(dfd, buf, sizeof buf); /* past the end: index positions */
-    const char *own_name = strrchr(own_path, '/');
+    const char *own_name = str_last(own_path, '/');
     own_name = own_name ? own_name + 1 : own_path;
     uid_t euid = (uid_t)-1;
     int probe = -1, probes = 0, removed = 0, examined = 0;

@@ -16,6 +16,7 @@
 #include "leaves/raw_syscall.h"
 #include "leaves/real_calls.h"
 #include "leaves/sys_calls.h"
+#include "leaves/str.h"
 
 /* The other block's fields, bounded as the profiler bounds them (its reader refuses longer). */
 #define OTHER_SERVICE_MAX 128
@@ -72,10 +73,10 @@ static int find_other(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     const char **found = data;
-    const char *name = info->dlpi_name, *base = name ? strrchr(name, '/') : NULL;
+    const char *name = info->dlpi_name, *base = name ? str_last(name, '/') : NULL;
     base = base ? base + 1 : name;
-    if (!base || strncmp(base, "elastic-jvmti-linux-", 20) != 0 ||
-        strncmp(base, "elastic-jvmti-linux-proflink-", 29) == 0)
+    if (!base || !str_starts(base, "elastic-jvmti-linux-") ||
+        str_starts(base, "elastic-jvmti-linux-proflink-"))
         return 0;
     *found = name;
     return 1;
