@@ -41,7 +41,10 @@ void log_raw(const char *line, size_t len)
     errno = saved_errno;
 }
 
-START_PATH_CODE void log_set_level(enum log_level level) { atomic_store_explicit(&current_level, level, memory_order_relaxed); }
+START_PATH_CODE void log_set_level(enum log_level level)
+{
+    atomic_store_explicit(&current_level, level, memory_order_relaxed);
+}
 
 START_PATH_CODE int log_enabled(enum log_level level)
 {

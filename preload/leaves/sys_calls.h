@@ -68,7 +68,10 @@ static inline int sys_fstatat(int dfd, const char *path, struct stat *st, int fl
     return (int)sys_call(SYS_newfstatat, dfd, (long)path, (long)st, flags, 0);
 }
 
-static inline int sys_fstat(int fd, struct stat *st) { return sys_fstatat(fd, "", st, AT_EMPTY_PATH); }
+static inline int sys_fstat(int fd, struct stat *st)
+{
+    return sys_fstatat(fd, "", st, AT_EMPTY_PATH);
+}
 
 static inline int sys_lstat(const char *path, struct stat *st)
 {
@@ -91,7 +94,10 @@ static inline int sys_faccessat(int dfd, const char *path, int mode, int flags)
     return (int)sys_result(r);
 }
 
-static inline int sys_fchmod(int fd, mode_t mode) { return (int)sys_call(SYS_fchmod, fd, mode, 0, 0, 0); }
+static inline int sys_fchmod(int fd, mode_t mode)
+{
+    return (int)sys_call(SYS_fchmod, fd, mode, 0, 0, 0);
+}
 
 static inline int sys_chmod(const char *path, mode_t mode)
 {
@@ -108,7 +114,10 @@ static inline int sys_fchownat(int dfd, const char *path, uid_t uid, gid_t gid, 
 }
 
 /* Commands whose argument is an int or nothing (F_DUPFD_CLOEXEC, F_GETFL, F_SETFL...). */
-static inline int sys_fcntl(int fd, int cmd, int arg) { return (int)sys_call(SYS_fcntl, fd, cmd, arg, 0, 0); }
+static inline int sys_fcntl(int fd, int cmd, int arg)
+{
+    return (int)sys_call(SYS_fcntl, fd, cmd, arg, 0, 0);
+}
 
 static inline int sys_mkdir(const char *path, mode_t mode)
 {
@@ -165,7 +174,10 @@ static inline ssize_t sys_readlink(const char *path, char *buf, size_t size)
 #endif
 }
 
-static inline int sys_pipe2(int fds[2], int flags) { return (int)sys_call(SYS_pipe2, (long)fds, flags, 0, 0, 0); }
+static inline int sys_pipe2(int fds[2], int flags)
+{
+    return (int)sys_call(SYS_pipe2, (long)fds, flags, 0, 0, 0);
+}
 
 /* -- mappings -- */
 
@@ -238,9 +250,11 @@ static inline int sys_sigpending(sigset_t *set)
     return (int)sys_call(SYS_rt_sigpending, (long)set, SYS_SIGSET_BYTES, 0, 0, 0);
 }
 
-static inline int sys_sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
+static inline int sys_sigtimedwait(const sigset_t *set, siginfo_t *info,
+                                   const struct timespec *timeout)
 {
-    return (int)sys_call(SYS_rt_sigtimedwait, (long)set, (long)info, (long)timeout, SYS_SIGSET_BYTES, 0);
+    return (int)sys_call(SYS_rt_sigtimedwait, (long)set, (long)info, (long)timeout,
+                         SYS_SIGSET_BYTES, 0);
 }
 
 #endif

@@ -91,7 +91,8 @@ static void try_open(void)
         return;
     /* The path may have been swapped since the lstat: no symlink followed, and the checks
      * repeated on what was actually opened. */
-    int f = fd_above_stdio(sys_open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW));
+    int f = fd_above_stdio(
+        sys_open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW));
     if (f < 0) {
         if (errno == ELOOP)
             refuse("is a symbolic link");

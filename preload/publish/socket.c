@@ -114,7 +114,8 @@ static int bind_private(int fd, const char *path)
     int rc = -1;
     int dfd = fd_above_stdio(sys_open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     struct stat st;
-    if (dfd >= 0 && sys_fstat(dfd, &st) == 0 && st.st_uid == raw_geteuid() && sys_fchmod(dfd, 0700) == 0) {
+    if (dfd >= 0 && sys_fstat(dfd, &st) == 0 && st.st_uid == raw_geteuid() &&
+        sys_fchmod(dfd, 0700) == 0) {
         snprintf(tmp, sizeof tmp, "%s/s", dir);
         if (bind_at(fd, tmp) == 0) {
             if (sys_chmod(tmp, SOCKET_MODE) == 0)
@@ -160,8 +161,9 @@ static int bind_socket(const char *path, struct socket_file *file)
         return -1;
     }
     if (!found || !S_ISSOCK(st.st_mode) || (st.st_mode & 0777) != SOCKET_MODE) {
+        /* ours with another mode: the directory lets nobody else replace it */
         if (found && S_ISSOCK(st.st_mode) && st.st_uid == raw_geteuid())
-            sys_unlink(path); /* ours with another mode: the directory lets nobody else replace it */
+            sys_unlink(path);
         real_close(fd);
         errno = EPERM;
         return -1;
@@ -248,7 +250,8 @@ int socket_file_chown(const char *path, const struct socket_file *file, uid_t ui
     struct stat st;
     int rc = -1;
     if (sys_fstat(fd, &st) == 0 && same_file(&st, file))
-        rc = (st.st_uid == uid && st.st_gid == gid) ? 0 : sys_fchownat(fd, "", uid, gid, AT_EMPTY_PATH);
+        rc = (st.st_uid == uid && st.st_gid == gid) ? 0
+                                                    : sys_fchownat(fd, "", uid, gid, AT_EMPTY_PATH);
     real_close(fd);
     return rc;
 }

@@ -95,7 +95,8 @@ static int nobody_bound(int *probe, const char *dir, const char *name)
     size_t d = strlen(dir), n = strlen(name);
     if (d + 1 + n >= sizeof addr.sun_path)
         return 0;
-    if (*probe < 0 && (*probe = fd_above_stdio(sys_socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0))) < 0)
+    if (*probe < 0 &&
+        (*probe = fd_above_stdio(sys_socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0))) < 0)
         return 0;
     memcpy(addr.sun_path, dir, d);
     addr.sun_path[d] = '/';
@@ -116,7 +117,8 @@ int socket_nobody_bound(const char *path)
     if (fd < 0)
         return 0;
     memcpy(addr.sun_path, path, n + 1);
-    int refused = sys_connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0 && errno == ECONNREFUSED;
+    int refused =
+        sys_connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0 && errno == ECONNREFUSED;
     real_close(fd);
     return refused;
 }
