@@ -40,12 +40,14 @@ LIB_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g $(WARN) $(HARDEN) -fPIC -fvisibility
               -ftls-model=global-dynamic $(TLS_DIALECT) -fno-strict-aliasing -fdata-sections \
               -Iinclude -Ipreload -Ihooks \
               $(EXTRA_CFLAGS)
+# what a start that is not served touches is kept together (preload/leaves/start_path.h)
+START_PATH_LD := preload/leaves/start_path.ld
 # Pages touched: every program that loads the library pays a page fault (microseconds on a
 # virtual machine) for each page of its zero-initialised data it touches at start. Each
 # variable in its own section (-fdata-sections) and the sections sorted by alignment put the
 # small state of every module together at the end, instead of between the large buffers.
 LIB_LDFLAGS := -shared -Wl,-z,now -Wl,-z,relro -Wl,-z,noexecstack -Wl,-z,nodelete -pthread \
-               -Wl,--sort-section=alignment
+               -Wl,--sort-section=alignment -Wl,-T,$(START_PATH_LD)
 
 # One library per libc, but either may end up in front of a program of the other libc (LD_PRELOAD
 # inherited by a child, /etc/ld.so.preload): it must then load, notice (libc_check.c) and stay
@@ -106,8 +108,8 @@ $(BUILD)/obj/%.o: %.c | $(BUILD)
 	@mkdir -p $(dir $@)
 	@echo "  CC    $<"; $(CC) $(LIB_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(LIB): $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
-	$(CC) -r -nostdlib -o $(BUILD)/obj/proflink-all.o $^
+$(LIB): $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(START_PATH_LD)
+	$(CC) -r -nostdlib -o $(BUILD)/obj/proflink-all.o $(filter %.o,$^)
 	$(OBJCOPY) $(GLIBC_ONLY_WEAK) $(BUILD)/obj/proflink-all.o
 	$(CC) $(LIB_LDFLAGS) -Wl,-soname,$(SONAME) -o $@ $(BUILD)/obj/proflink-all.o -ldl
 
@@ -136,8 +138,8 @@ $(BUILD)/musl/obj/%.o: %.c | $(BUILD)
 	@mkdir -p $(dir $@)
 	@echo "  MUSL  $<"; $(MUSL_CC) $(LIB_CFLAGS) $(MUSL_EXTRA) $(DEPFLAGS) -c $< -o $@
 
-$(MUSL_LIB): $(patsubst %.c,$(BUILD)/musl/obj/%.o,$(LIB_SRCS))
-	$(MUSL_CC) $(LIB_LDFLAGS) -Wl,-soname,$(MUSL_SONAME) -o $@ $^ $(MUSL_LIBS)
+$(MUSL_LIB): $(patsubst %.c,$(BUILD)/musl/obj/%.o,$(LIB_SRCS)) $(START_PATH_LD)
+	$(MUSL_CC) $(LIB_LDFLAGS) -Wl,-soname,$(MUSL_SONAME) -o $@ $(filter %.o,$^) $(MUSL_LIBS)
 
 $(BUILD)/musl/static/%.o: %.c | $(BUILD)
 	@mkdir -p $(dir $@)

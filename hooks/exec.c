@@ -16,6 +16,7 @@
 #include "next_symbol.h"
 #include "start/runtime.h"
 #include "start/runtime_state.h"
+#include "leaves/sys_calls.h"
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execv_fn)(const char *, char *const[]);
@@ -50,7 +51,7 @@ static int names_no_file(const char *path)
         return 0;
     int saved_errno = errno;
     /* the errors of resolving the path, which the exec would meet first and fail with too */
-    int missing = faccessat(AT_FDCWD, path, F_OK, 0) != 0 &&
+    int missing = sys_faccessat(AT_FDCWD, path, F_OK, 0) != 0 &&
                   (errno == ENOENT || errno == ENOTDIR || errno == EACCES);
     errno = saved_errno;
     return missing;
@@ -121,6 +122,10 @@ PROFLINK_EXPORT int execveat(int dirfd, const char *path, char *const argv[], ch
     return after_failure(f(dirfd, path, argv, envp, flags));
 }
 
+PROFLINK_LOCAL_ALIAS(exec_v, execv);
+PROFLINK_LOCAL_ALIAS(exec_vp, execvp);
+PROFLINK_LOCAL_ALIAS(exec_ve, execve);
+
 /* Counts the arguments after arg0 up to the terminating NULL. */
 static size_t count_args(const char *arg0, va_list ap)
 {
@@ -170,15 +175,15 @@ static char *const *fill_args(char **argv, size_t n, const char *arg0, va_list a
     (void)envp;                                                                                \
     return call_with_argv;
 
-PROFLINK_EXPORT int execl(const char *path, const char *arg0, ...) { L_FORM(0, execv(path, argv)) }
+PROFLINK_EXPORT int execl(const char *path, const char *arg0, ...) { L_FORM(0, exec_v(path, argv)) }
 
 PROFLINK_EXPORT int execlp(const char *file, const char *arg0, ...)
 {
-    L_FORM(0, execvp(file, argv))
+    L_FORM(0, exec_vp(file, argv))
 }
 
 PROFLINK_EXPORT int execle(const char *path, const char *arg0, ...)
 {
-    L_FORM(1, execve(path, argv, envp))
+    L_FORM(1, exec_ve(path, argv, envp))
 }
 #endif

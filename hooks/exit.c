@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "leaves/export.h"
+#include "leaves/raw_syscall.h"
 #include "next_symbol.h"
 #include "start/runtime.h"
 
@@ -21,7 +22,7 @@ NEXT_SYMBOL(exit_fn, _Exit)
 __attribute__((noreturn)) static void exit_group_now(int status)
 {
     for (;;)
-        syscall(SYS_exit_group, (long)status, 0L, 0L, 0L, 0L, 0L); /* six: wakeup.c says why */
+        raw_syscall6(SYS_exit_group, status, 0, 0, 0, 0, 0);
 }
 
 __attribute__((noreturn)) static void leave(exit_fn f, int status)

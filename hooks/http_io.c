@@ -33,6 +33,7 @@
 #include "next_symbol.h"
 #include "messages/reader_lazy.h"
 #include "start/runtime_state.h"
+#include "leaves/sys_calls.h"
 
 #ifdef __GLIBC__
 #define SA_ARG __SOCKADDR_ARG
@@ -105,10 +106,10 @@ static int is_http_stream(int fd)
 {
     int type = 0, domain = 0;
     socklen_t len = sizeof type;
-    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM)
+    if (sys_getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM)
         return 0;
     len = sizeof domain;
-    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0)
+    if (sys_getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0)
         return 0;
     return domain == AF_INET || domain == AF_INET6 || domain == AF_UNIX;
 }
@@ -118,7 +119,7 @@ static int is_http_stream(int fd)
 static uint64_t socket_inode(int fd)
 {
     struct stat st;
-    if (runtime_sandboxed() || fstat(fd, &st) != 0)
+    if (runtime_sandboxed() || sys_fstat(fd, &st) != 0)
         return 0;
     return (uint64_t)st.st_ino;
 }
@@ -143,7 +144,7 @@ static int after_accept(int fd)
     /* Sandboxed (the program installed a seccomp filter): no connection is tracked from then
      * on, so no hook makes a system call of its own (the type checks below are two) and every
      * read takes the plain path; an allowlist written for the program keeps it alive. */
-    if (fd >= 0 && atomic_load_explicit(&proflink_http_reading, memory_order_relaxed) &&
+    if (fd >= 0 && atomic_load_explicit(&http_reading, memory_order_relaxed) &&
         !runtime_sandboxed()) {
         int saved = errno;
         /* No fork_sequence_check_process here: a raw clone child that only serves did not ask

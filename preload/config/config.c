@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "config_file.h"
@@ -13,6 +12,8 @@
 #include "leaves/text.h"
 #include "publish/resource_attrs.h"
 #include "leaves/utf8.h"
+#include "leaves/sys_calls.h"
+#include "leaves/str.h"
 
 struct config proflink_config;
 
@@ -27,6 +28,17 @@ static const char *env(const char *name)
     return v && v[0] ? v : config_file_get(name);
 }
 
+/* A word of a setting (true, off, debug...: lower case) in any ASCII case, as strcasecmp compares
+ * in the C locale the constructor runs in: without it the check of ENABLED=false, made at every
+ * start, would bind one libc function more and touch its code (docs/speed.md). */
+static int is_word(const char *v, const char *word)
+{
+    for (; *word; v++, word++)
+        if ((*v >= 'A' && *v <= 'Z' ? *v - 'A' + 'a' : *v) != *word)
+            return 0;
+    return !*v;
+}
+
 static void copy_field(const char *what, char *dst, const char *src)
 {
     size_t n = strlen(src);
@@ -39,7 +51,7 @@ static void copy_field(const char *what, char *dst, const char *src)
     memcpy(tmp, src, n);
     tmp[n] = 0;
     utf8_truncate(tmp, SERVICE_FIELD_MAX);
-    strcpy(dst, tmp);
+    memcpy(dst, tmp, strlen(tmp) + 1);
 }
 
 /* Booleans: 1/0, true/false, yes/no, on/off. */
@@ -48,11 +60,9 @@ static int parse_bool(const char *name, int dflt)
     const char *v = env(name);
     if (!v)
         return dflt;
-    if (!strcmp(v, "1") || text_equal_nocase(v, "true") || text_equal_nocase(v, "yes") ||
-        text_equal_nocase(v, "on"))
+    if (!strcmp(v, "1") || is_word(v, "true") || is_word(v, "yes") || is_word(v, "on"))
         return 1;
-    if (!strcmp(v, "0") || text_equal_nocase(v, "false") || text_equal_nocase(v, "no") ||
-        text_equal_nocase(v, "off"))
+    if (!strcmp(v, "0") || is_word(v, "false") || is_word(v, "no") || is_word(v, "off"))
         return 0;
     log_warn("%s=%.64s is not a boolean; using %d", name, v, dflt);
     return dflt;
@@ -64,7 +74,7 @@ static void load_log_level(const char *v)
     if (!v)
         return;
     for (int i = 0; i <= LOG_DEBUG; i++)
-        if (text_equal_nocase(v, names[i])) {
+        if (is_word(v, names[i])) {
             log_set_level((enum log_level)i);
             return;
         }
@@ -75,14 +85,31 @@ static void load_mode(struct selection *sel)
 {
     const char *v = env(ENV_PREFIX "ENABLED");
     sel->mode = MODE_AUTO;
-    if (!v || text_equal_nocase(v, "auto"))
+    if (!v || is_word(v, "auto"))
         return;
-    if (text_equal_nocase(v, "true"))
+    if (is_word(v, "true"))
         sel->mode = MODE_TRUE;
-    else if (text_equal_nocase(v, "false"))
+    else if (is_word(v, "false"))
         sel->mode = MODE_FALSE;
     else
         log_warn(ENV_PREFIX "ENABLED=%.64s is not true|false|auto; using auto", v);
+}
+
+/* A decimal count in 1..max read as strtoul reads it (C-locale spaces, then an optional '+'), to
+ * its end; 0 if v is not one. Written out: strtoul would be one libc import more (sys_calls.h). */
+static unsigned long parse_count(const char *v, unsigned long max)
+{
+    while (*v == ' ' || (*v >= '\t' && *v <= '\r'))
+        v++;
+    if (*v == '+')
+        v++;
+    if (*v < '0' || *v > '9')
+        return 0;
+    unsigned long n = 0;
+    for (; *v >= '0' && *v <= '9'; v++)
+        if (n <= max) /* past max it only has to stay past it: no overflow */
+            n = n * 10 + (unsigned long)(*v - '0');
+    return *v || n > max ? 0 : n;
 }
 
 static void load_buffer_size(struct config *cfg)
@@ -91,9 +118,8 @@ static void load_buffer_size(struct config *cfg)
     cfg->buffer_size = DEFAULT_BUFFER_SIZE; /* first page of the struct, written anyway */
     if (!v)
         return;
-    char *end;
-    unsigned long n = strtoul(v, &end, 10);
-    if (*end || v[0] == '-' || n == 0 || n > MAX_BUFFER_SIZE) {
+    unsigned long n = parse_count(v, MAX_BUFFER_SIZE);
+    if (n == 0) {
         log_warn(ENV_PREFIX "BUFFER_SIZE=%.64s is not a number in 1..%u; using %u", v,
                  MAX_BUFFER_SIZE, DEFAULT_BUFFER_SIZE);
         return;
@@ -106,11 +132,12 @@ static void copy_path(const char *name, char *dst, size_t cap)
     const char *v = env(name);
     if (!v)
         return; /* dst stays "" (zeroed memory): an untouched page is never faulted in */
-    if (strlen(v) >= cap) {
+    size_t n = strlen(v);
+    if (n >= cap) {
         log_warn("%s is longer than %zu bytes; ignored", name, cap - 1);
         return;
     }
-    strcpy(dst, v);
+    memcpy(dst, v, n + 1);
 }
 
 /* The executable's path: read once, only when a selection glob or the default service name
@@ -118,7 +145,7 @@ static void copy_path(const char *name, char *dst, size_t cap)
 static const char *read_exe(int *read, char path[PATH_MAX])
 {
     if (!*read) {
-        ssize_t n = readlink("/proc/self/exe", path, PATH_MAX - 1);
+        ssize_t n = sys_readlink("/proc/self/exe", path, PATH_MAX - 1);
         path[n > 0 ? n : 0] = 0;
         *read = 1;
     }
@@ -128,7 +155,7 @@ static const char *read_exe(int *read, char path[PATH_MAX])
 static void exe_basename(struct config *cfg, char *out, size_t cap)
 {
     const char *path = read_exe(&cfg->exe_read, cfg->exe_path);
-    const char *slash = strrchr(path, '/');
+    const char *slash = str_last(path, '/');
     const char *base = slash ? slash + 1 : path;
     size_t len = 0;
     out[0] = 0;
@@ -258,7 +285,7 @@ int config_decide(struct selection *sel)
      * is final. A host that sets these per program (systemd units) pays no system call for
      * a program it disables, one readlink for a program its globs leave out. */
     const char *enabled = env_only(ENV_PREFIX "ENABLED");
-    if (enabled && text_equal_nocase(enabled, "false")) {
+    if (enabled && is_word(enabled, "false")) {
         sel->mode = MODE_FALSE;
         return 0;
     }

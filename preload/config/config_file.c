@@ -8,6 +8,7 @@
 
 #include "leaves/log.h"
 #include "leaves/real_calls.h"
+#include "leaves/sys_calls.h"
 
 /* A configuration is a few short lines; a larger file is not one we wrote, and is ignored. */
 #define CONFIG_FILE_MAX 8192
@@ -81,12 +82,12 @@ void config_file_load(void)
 {
     /* n_keys is 0 until a file is read (read once per process image): not written here, so a
      * host without the file never faults in the page holding it */
-    int fd = open(SYSTEM_CONFIG_PATH, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    int fd = sys_open(SYSTEM_CONFIG_PATH, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
         return; /* no file: the usual case */
     struct stat st;
     /* info, not warn: with a system-wide preload every program on the host would print it */
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > CONFIG_FILE_MAX) {
+    if (sys_fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > CONFIG_FILE_MAX) {
         log_info("%s is not a regular file of at most %d bytes; ignored", SYSTEM_CONFIG_PATH,
                  CONFIG_FILE_MAX);
         real_close(fd);

@@ -37,6 +37,8 @@ PROFLINK_EXPORT void proflink_set_trace(const uint8_t trace_id[16], const uint8_
         thread_block_set(b, trace_id, span_id, transaction_id, trace_flags);
 }
 
+PROFLINK_LOCAL_ALIAS(set_trace, proflink_set_trace);
+
 _Static_assert(sizeof(proflink_context) == 40, "proflink_context is 40 bytes (FFI layout)");
 
 /* All-zero test of an id without a loop: the id is copied into integers (memcpy: no alignment
@@ -137,7 +139,7 @@ PROFLINK_EXPORT int proflink_set_traceparent(const char *traceparent,
         if (strlen(transaction_id_hex) != 16 || hex_decode(transaction_id_hex, ctx.transaction_id, 8))
             return -1;
     }
-    proflink_set_trace(ctx.trace_id, ctx.span_id, ctx.transaction_id, ctx.trace_flags);
+    set_trace(ctx.trace_id, ctx.span_id, ctx.transaction_id, ctx.trace_flags);
     return 0;
 }
 

@@ -23,6 +23,7 @@
 #include "messages/stats.h"
 #include "leaves/real_calls.h"
 #include "leaves/raw_syscall.h"
+#include "leaves/sys_calls.h"
 
 /* Results are small (32 bytes + 20 per stack-trace id, at most 1024 ids) but a tracer that
  * stops taking must not grow the process without bound: besides the count the header names,
@@ -189,7 +190,7 @@ int pull_queue_fd(void)
     rd = atomic_load_explicit(&pipe_rd, memory_order_relaxed);
     if (rd < 0) {
         int p[2];
-        if (pipe2(p, O_NONBLOCK | O_CLOEXEC) == 0) {
+        if (sys_pipe2(p, O_NONBLOCK | O_CLOEXEC) == 0) {
             p[0] = fd_above_stdio(p[0]);
             p[1] = fd_above_stdio(p[1]);
             if (p[0] < 0 || p[1] < 0) {

@@ -9,8 +9,10 @@
 
 #include "leaves/export.h"
 #include "messages/stats.h"
+#include "leaves/sys_calls.h"
 
 PROFLINK_EXPORT _Atomic uint32_t proflink_http_reading;
+PROFLINK_LOCAL_ALIAS(http_reading, proflink_http_reading);
 _Atomic long http_conn_live;
 
 /* Leaves are published with a release compare-and-swap and read with acquire loads, so a
@@ -22,7 +24,7 @@ static struct http_conn *_Atomic leaves[HTTP_CONN_TOP];
 
 void http_conn_enable(void)
 {
-    atomic_store_explicit(&proflink_http_reading, 1, memory_order_release);
+    atomic_store_explicit(&http_reading, 1, memory_order_release);
 }
 
 static struct http_conn *slot(int fd, int create)
@@ -34,7 +36,7 @@ static struct http_conn *slot(int fd, int create)
     if (!leaf && create) {
         /* mmap, not malloc: no lock inside the program's allocator from an accept() hook, and
          * MAP_NORESERVE: the pages of unused descriptors are never committed. */
-        void *m = mmap(0, sizeof(struct http_conn) * LEAF_SLOTS, PROT_READ | PROT_WRITE,
+        void *m = sys_mmap(0, sizeof(struct http_conn) * LEAF_SLOTS, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (m == MAP_FAILED)
             return 0;
@@ -43,7 +45,7 @@ static struct http_conn *slot(int fd, int create)
                                                     memory_order_acq_rel, memory_order_acquire)) {
             leaf = m;
         } else {
-            munmap(m, sizeof(struct http_conn) * LEAF_SLOTS);
+            sys_munmap(m, sizeof(struct http_conn) * LEAF_SLOTS);
             leaf = expected;
         }
     }
@@ -65,7 +67,7 @@ struct http_conn *http_conn_find_slow(int fd)
 
 void http_conn_open(int fd, uint64_t ino)
 {
-    if (!atomic_load_explicit(&proflink_http_reading, memory_order_relaxed))
+    if (!atomic_load_explicit(&http_reading, memory_order_relaxed))
         return;
     struct http_conn *c = slot(fd, 1);
     if (!c)
@@ -143,7 +145,7 @@ static int same_socket(struct http_conn *c, int fd)
     if (now - c->checked_ns < HTTP_CONN_RECHECK_NS && now >= c->checked_ns)
         return 1;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode) || (uint64_t)st.st_ino != c->ino)
+    if (sys_fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode) || (uint64_t)st.st_ino != c->ino)
         return 0;
     c->checked_ns = now;
     return 1;

@@ -51,6 +51,8 @@ struct http_conn {
 /* 1 when PROFLINK_HTTP asked for it and proflink is active (set once at start). Exported so
  * that proflink-inspect can read it from outside (its address is in the dynamic symbol table). */
 extern _Atomic uint32_t proflink_http_reading;
+/* the same flag, by the name the library reads it (export.h: PROFLINK_LOCAL_ALIAS) */
+extern _Atomic uint32_t http_reading __attribute__((visibility("hidden")));
 /* How many descriptors are tracked: 0 makes every lookup one load. */
 extern _Atomic long http_conn_live;
 

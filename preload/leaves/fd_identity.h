@@ -11,6 +11,8 @@
 
 #include <sys/stat.h>
 
+#include "sys_calls.h"
+
 struct fd_identity {
     dev_t dev;
     ino_t ino;
@@ -20,7 +22,7 @@ struct fd_identity {
 static inline void fd_identity_record(int fd, struct fd_identity *id)
 {
     struct stat st;
-    id->valid = fd >= 0 && fstat(fd, &st) == 0;
+    id->valid = fd >= 0 && sys_fstat(fd, &st) == 0;
     if (id->valid) {
         id->dev = st.st_dev;
         id->ino = st.st_ino;
@@ -31,7 +33,7 @@ static inline void fd_identity_record(int fd, struct fd_identity *id)
 static inline int fd_identity_same(int fd, const struct fd_identity *id)
 {
     struct stat st;
-    return id->valid && fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == id->dev &&
+    return id->valid && fd >= 0 && sys_fstat(fd, &st) == 0 && st.st_dev == id->dev &&
            st.st_ino == id->ino;
 }
 

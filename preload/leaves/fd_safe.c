@@ -1,6 +1,7 @@
 /* fd_safe.c — see fd_safe.h. */
 #include "fd_safe.h"
 #include "real_calls.h"
+#include "sys_calls.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +13,7 @@ int fd_above_stdio(int fd)
 {
     if (fd < 0 || fd >= FIRST_FREE_FD)
         return fd;
-    int moved = fcntl(fd, F_DUPFD_CLOEXEC, FIRST_FREE_FD);
+    int moved = sys_fcntl(fd, F_DUPFD_CLOEXEC, FIRST_FREE_FD);
     int err = errno;
     real_close(fd);
     errno = err;

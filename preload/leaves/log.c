@@ -9,16 +9,17 @@
 
 #include "fd_identity.h"
 #include "real_calls.h"
+#include "start_path.h"
 
 static _Atomic int current_level = LOG_WARN;
 
 /* The stderr the program was given (log_capture_stderr): a program started with fd 2 closed
  * gets its own files on the lowest numbers, and a line of ours there would corrupt them. Written
  * once, before the program can have threads (constructor); read-only afterwards. */
-static int stderr_captured;
-static struct fd_identity stderr_id;
+START_PATH_DATA static int stderr_captured;
+START_PATH_DATA static struct fd_identity stderr_id;
 
-void log_capture_stderr(void)
+START_PATH_CODE void log_capture_stderr(void)
 {
     fd_identity_record(STDERR_FILENO, &stderr_id);
     stderr_captured = 1;
@@ -40,9 +41,12 @@ void log_raw(const char *line, size_t len)
     errno = saved_errno;
 }
 
-void log_set_level(enum log_level level) { atomic_store_explicit(&current_level, level, memory_order_relaxed); }
+START_PATH_CODE void log_set_level(enum log_level level)
+{
+    atomic_store_explicit(&current_level, level, memory_order_relaxed);
+}
 
-int log_enabled(enum log_level level)
+START_PATH_CODE int log_enabled(enum log_level level)
 {
     return level != LOG_OFF && (int)level <= atomic_load_explicit(&current_level, memory_order_relaxed);
 }

@@ -10,6 +10,7 @@
 #include "fd_safe.h"
 #include "real_calls.h"
 #include "raw_syscall.h"
+#include "sys_calls.h"
 
 /* getrandom here, and memfd_create in otel_process_ctx.c, are made as system calls
  * (raw_syscall.h), not through their libc wrappers: every libc symbol the library imports is
@@ -35,7 +36,7 @@ static size_t from_kernel(uint8_t *out, size_t n)
 
 static size_t from_urandom(uint8_t *out, size_t n)
 {
-    int fd = fd_above_stdio(open("/dev/urandom", O_RDONLY | O_CLOEXEC));
+    int fd = fd_above_stdio(sys_open("/dev/urandom", O_RDONLY | O_CLOEXEC));
     size_t got = 0;
     if (fd < 0)
         return 0;

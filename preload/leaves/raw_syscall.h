@@ -57,7 +57,8 @@ static inline long raw_syscall4(long nr, long a1, long a2, long a3, long a4)
  * dynamic loader per name (callgrind, make bench). So the simple calls (these, and getrandom,
  * memfd_create, madvise, mprotect, kill, nanosleep, process_vm_readv, ioctl where they are
  * made) go to the kernel directly: glibc (since 2.25) and musl make the very same system calls,
- * with no cache to keep in step, and the callers read the -errno result instead of errno. */
+ * with no cache to keep in step, and the callers read the -errno result instead of errno.
+ * sys_calls.h does the same for the file, socket, mapping and signal calls, with libc's results. */
 static inline int raw_getpid(void) { return (int)raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0); }
 static inline uid_t raw_geteuid(void) { return (uid_t)raw_syscall6(SYS_geteuid, 0, 0, 0, 0, 0, 0); }
 static inline gid_t raw_getegid(void) { return (gid_t)raw_syscall6(SYS_getegid, 0, 0, 0, 0, 0, 0); }

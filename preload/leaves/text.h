@@ -46,23 +46,6 @@ static inline void text_put_hex32(char *dst, size_t cap, size_t *len, uint32_t v
     text_put(dst, cap, len, hex, sizeof hex);
 }
 
-/* strcasecmp(a, b) == 0 for ASCII words (configuration values): libc's would fault in its
- * text and the locale's case table at every start that reads a setting. */
-static inline int text_equal_nocase(const char *a, const char *b)
-{
-    for (;; a++, b++) {
-        unsigned char x = (unsigned char)*a, y = (unsigned char)*b;
-        if ((unsigned)(x - 'A') < 26u)
-            x += 'a' - 'A';
-        if ((unsigned)(y - 'A') < 26u)
-            y += 'a' - 'A';
-        if (x != y)
-            return 0;
-        if (!x)
-            return 1;
-    }
-}
-
 /* snprintf(dst, cap, "%s", s) */
 static inline size_t text_copy(char *dst, size_t cap, const char *s)
 {

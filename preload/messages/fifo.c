@@ -24,6 +24,7 @@
 #include "stats.h"
 #include "leaves/real_calls.h"
 #include "leaves/raw_syscall.h"
+#include "leaves/sys_calls.h"
 
 /* A consumer that opens the pipe after the program started misses at most this much: short
  * enough for tools started a moment later, long enough that a profiler burst with nobody
@@ -67,13 +68,13 @@ static const char *pipe_problem(const struct stat *st)
 static int ensure_fifo(void)
 {
     struct stat st;
-    if (lstat(path, &st) == 0) {
+    if (sys_lstat(path, &st) == 0) {
         const char *why = pipe_problem(&st);
         if (why)
             refuse(why);
         return why ? -1 : 0;
     }
-    if (errno == ENOENT && mkfifo(path, 0600) != 0 && errno != EEXIST) {
+    if (errno == ENOENT && sys_mkfifo(path, 0600) != 0 && errno != EEXIST) {
         if (!create_warned) /* retried often: say it once */
             log_warn("PROFLINK_FIFO %.200s: cannot create it: %s", path, strerror(errno));
         create_warned = 1;
@@ -90,22 +91,23 @@ static void try_open(void)
         return;
     /* The path may have been swapped since the lstat: no symlink followed, and the checks
      * repeated on what was actually opened. */
-    int f = fd_above_stdio(open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW));
+    int f = fd_above_stdio(
+        sys_open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW));
     if (f < 0) {
         if (errno == ELOOP)
             refuse("is a symbolic link");
         return; /* ENXIO: nobody reads yet */
     }
     struct stat st;
-    const char *why = fstat(f, &st) != 0 ? "cannot be checked" : pipe_problem(&st);
+    const char *why = sys_fstat(f, &st) != 0 ? "cannot be checked" : pipe_problem(&st);
     if (why) {
         real_close(f);
         refuse(why);
         return;
     }
 #ifdef F_SETPIPE_SZ
-    if (fcntl(f, F_GETPIPE_SZ) < PIPE_SIZE_WANTED)
-        (void)fcntl(f, F_SETPIPE_SZ, PIPE_SIZE_WANTED); /* best effort */
+    if (sys_fcntl(f, F_GETPIPE_SZ, 0) < PIPE_SIZE_WANTED)
+        (void)sys_fcntl(f, F_SETPIPE_SZ, PIPE_SIZE_WANTED); /* best effort */
 #endif
     fd = f;
     fd_identity_record(fd, &fd_id);
@@ -114,9 +116,10 @@ static void try_open(void)
 
 void fifo_init(const char *p)
 {
-    if (enabled || !p || !p[0] || strlen(p) >= sizeof path)
+    size_t n = p ? strlen(p) : 0;
+    if (enabled || !n || n >= sizeof path)
         return; /* a fork child keeps its parent's */
-    strcpy(path, p);
+    memcpy(path, p, n + 1);
     enabled = 1;
     pthread_mutex_lock(&lock);
     try_open();
@@ -130,10 +133,10 @@ int fifo_enabled(void) { return enabled; }
 static void consume_sigpipe(void)
 {
     sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGPIPE);
+    sys_sigemptyset(&set);
+    sys_sigaddset(&set, SIGPIPE);
     struct timespec zero = {0, 0};
-    while (sigtimedwait(&set, NULL, &zero) < 0 && errno == EINTR)
+    while (sys_sigtimedwait(&set, NULL, &zero) < 0 && errno == EINTR)
         ;
 }
 
@@ -146,10 +149,9 @@ void fifo_write(const char *buf, size_t len, unsigned n, int signals_blocked)
         return;
     }
     int saved_errno = errno;
-    /* open() is a cancellation point (the writes are the system call itself): a thread of the program cancelled in here
-     * would leave the lock held, and every later fork() would hang in our prepare handler.
-     * Cancellation waits until the lock is released (a pending request acts at the program's
-     * next cancellation point). */
+    /* none of the calls below is a cancellation point (the open and the writes are the system
+     * calls, not libc's cancellable ones); cancellation stays off while the lock is held so that
+     * one added later cannot leave it held, and every later fork() hang in our prepare handler */
     int cancel_state;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
     pthread_mutex_lock(&lock);
@@ -167,12 +169,12 @@ void fifo_write(const char *buf, size_t len, unsigned n, int signals_blocked)
     sigset_t pipe_set, old;
     int was_pending = 0;
     if (!signals_blocked) {
-        sigemptyset(&pipe_set);
-        sigaddset(&pipe_set, SIGPIPE);
+        sys_sigemptyset(&pipe_set);
+        sys_sigaddset(&pipe_set, SIGPIPE);
         pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
         sigset_t pending;
-        if (sigpending(&pending) == 0)
-            was_pending = sigismember(&pending, SIGPIPE);
+        if (sys_sigpending(&pending) == 0)
+            was_pending = sys_sigismember(&pending, SIGPIPE);
     }
     ssize_t w;
     do

@@ -82,6 +82,7 @@
 #include "start/provider_relay.h"
 #include "stats.h"
 #include "leaves/real_calls.h"
+#include "leaves/sys_calls.h"
 
 #define RECV_BATCH 32
 /* Largest datagram accepted: a registration with a host id of 1012 bytes. Longer ones are
@@ -104,9 +105,9 @@ static long lens[RECV_BATCH]; /* each datagram's whole length (MSG_TRUNC) */
 void intake_set_socket(int sock_fd)
 {
     sock = sock_fd;
-    int fl = fcntl(sock, F_GETFL);
+    int fl = sys_fcntl(sock, F_GETFL, 0);
     if (fl >= 0 && (fl & O_NONBLOCK))
-        fcntl(sock, F_SETFL, fl & ~O_NONBLOCK);
+        sys_fcntl(sock, F_SETFL, fl & ~O_NONBLOCK);
     fd_identity_record(sock, &sock_id);
 }
 

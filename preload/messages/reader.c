@@ -47,6 +47,7 @@
 #include "context/records.h"
 #include "start/runtime_state.h"
 #include "leaves/raw_syscall.h"
+#include "leaves/sys_calls.h"
 
 /* The tracer's callbacks run on this stack: musl's default (128 KiB) is small for them,
  * glibc's (RLIMIT_STACK, often 8 MiB) more than needed; pages are touched only as used. */
@@ -240,7 +241,7 @@ static int start_thread(void *(*fn)(void *), size_t stack_size)
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&attr, stack_size);
     sigset_t all, old;
-    sigfillset(&all);
+    sys_sigfillset(&all);
     /* the new thread inherits this mask: no signal can reach it, not even before it runs */
     pthread_sigmask(SIG_SETMASK, &all, &old);
     pthread_t thread;

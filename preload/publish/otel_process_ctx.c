@@ -46,6 +46,8 @@
 #include "leaves/random.h"
 #include "leaves/real_calls.h"
 #include "leaves/raw_syscall.h"
+#include "leaves/sys_calls.h"
+#include "leaves/str.h"
 
 /* Older libc headers (and musl's) may lack these; the values are the kernel ABI. (memfd_create
  * is made as a system call: random.c says why.) */
@@ -232,7 +234,7 @@ static void *map_memfd(size_t len, const char **what)
     void *p = MAP_FAILED;
     long r = raw_syscall6(SYS_ftruncate, fd, (long)len, 0, 0, 0, 0);
     if (r == 0)
-        p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+        p = sys_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
     else
         errno = (int)-r;
     int saved = errno;
@@ -243,7 +245,7 @@ static void *map_memfd(size_t len, const char **what)
 
 static void *map_anonymous(size_t len)
 {
-    return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return sys_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 }
 
 /* Names the mapping "OTEL_CTX" for readers, and tells a profiler that hooks this prctl that
@@ -303,7 +305,7 @@ static void header_swap(struct ctx_header *h, const uint8_t *payload, uint32_t s
 static void release_header(void)
 {
     if (st.hdr && st.owner == raw_getpid())
-        munmap(st.hdr, st.hdr_len);
+        sys_munmap(st.hdr, st.hdr_len);
     st.hdr = NULL; /* in a fork child the range is simply not mapped: never touch it */
     atomic_store_explicit(&hdr_addr, 0, memory_order_relaxed);
 }
@@ -312,7 +314,7 @@ static void release_all(void)
 {
     release_header();
     if (st.slots)
-        munmap(st.slots, (size_t)SLOTS * OTEL_PAYLOAD_MAX);
+        sys_munmap(st.slots, (size_t)SLOTS * OTEL_PAYLOAD_MAX);
     st.slots = NULL;
 }
 
@@ -329,7 +331,7 @@ static int place_header(int memfd, int slot, const char **what)
      * an all-zero copy that no reader accepts (no signature), and after this no copy at all. */
     long r = raw_syscall6(SYS_madvise, (long)p, (long)st.hdr_len, MADV_DONTFORK, 0, 0, 0);
     if (r != 0) {
-        munmap(p, st.hdr_len);
+        sys_munmap(p, st.hdr_len);
         *what = "madvise(MADV_DONTFORK)";
         errno = (int)-r;
         return -1;
@@ -385,7 +387,7 @@ static int publish_fresh(const struct config *cfg)
 {
     release_header();
     if (!st.slots) {
-        void *p = mmap(NULL, (size_t)SLOTS * OTEL_PAYLOAD_MAX, PROT_READ | PROT_WRITE,
+        void *p = sys_mmap(NULL, (size_t)SLOTS * OTEL_PAYLOAD_MAX, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED) {
             fail("mmap", errno);
@@ -488,7 +490,7 @@ int otel_process_ctx_set_tracer_attrs(const struct config *cfg, const char *attr
         return 0;
     int saved = errno;
     int rc = -1;
-    char *copy = attrs ? strdup(attrs) : NULL;
+    char *copy = attrs ? str_dup(attrs) : NULL;
     if ((!attrs || copy) && lock() == 0) {
         char *old = st.tracer_attrs;
         st.tracer_attrs = copy;

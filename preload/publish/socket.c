@@ -21,6 +21,8 @@
 #include "leaves/raw_syscall.h"
 #include "leaves/real_calls.h"
 #include "leaves/text.h"
+#include "leaves/sys_calls.h"
+#include "leaves/str.h"
 
 /* "proflink-<pid>-<8 hex>.sock": the pid lets socket_cleanup.c skip live owners cheaply, the
  * random part keeps an exec'd image (same pid) from colliding with its predecessor's file. */
@@ -42,7 +44,7 @@ static const char *dir_problem(const char *dir)
     /* path = dir + '/' + name; name is at most 9 + 10 + 1 + 8 + 5 = 33 bytes */
     if (strlen(dir) + 1 + 33 > SOCKET_PATH_MAX)
         return "too long for the profiler's /proc/<pid>/root/<path> (85 bytes at most)";
-    if (lstat(dir, &st) != 0)
+    if (sys_lstat(dir, &st) != 0)
         return strerror(errno);
     if (S_ISLNK(st.st_mode))
         return "is a symbolic link";
@@ -54,7 +56,7 @@ static const char *dir_problem(const char *dir)
     if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
         !((st.st_mode & S_ISVTX) && (st.st_uid == 0 || st.st_uid == raw_geteuid())))
         return "writable by others and not sticky (or not owned by root or us)";
-    if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) != 0)
+    if (sys_faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) != 0)
         return "not writable";
     return NULL;
 }
@@ -71,14 +73,14 @@ static const char *dir_problem(const char *dir)
 
 static int socket_fd(void)
 {
-    return fd_above_stdio(socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    return fd_above_stdio(sys_socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
 }
 
 static int bind_at(int fd, const char *path)
 {
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     memcpy(addr.sun_path, path, strlen(path) + 1);
-    return bind(fd, (struct sockaddr *)&addr, sizeof addr);
+    return sys_bind(fd, (struct sockaddr *)&addr, sizeof addr);
 }
 
 /* renameat2 by number: the glibc build must not need a symbol musl lacks (Makefile), and the
@@ -105,30 +107,31 @@ static int rename_noreplace(const char *from, const char *to)
 static int bind_private(int fd, const char *path)
 {
     char dir[SOCKET_PATH_MAX + 2], tmp[SOCKET_PATH_MAX + 4]; /* sun_path holds 107 */
-    const char *slash = strrchr(path, '/');
+    const char *slash = str_last(path, '/');
     /* the hidden directory's name is the socket's, dot-prefixed: one byte longer */
     snprintf(dir, sizeof dir, "%.*s/.%s", (int)(slash - path), path, slash + 1);
-    if (mkdir(dir, 0700) != 0)
+    if (sys_mkdir(dir, 0700) != 0)
         return -1;
     int rc = -1;
-    int dfd = fd_above_stdio(open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    int dfd = fd_above_stdio(sys_open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     struct stat st;
-    if (dfd >= 0 && fstat(dfd, &st) == 0 && st.st_uid == raw_geteuid() && fchmod(dfd, 0700) == 0) {
+    if (dfd >= 0 && sys_fstat(dfd, &st) == 0 && st.st_uid == raw_geteuid() &&
+        sys_fchmod(dfd, 0700) == 0) {
         snprintf(tmp, sizeof tmp, "%s/s", dir);
         if (bind_at(fd, tmp) == 0) {
-            if (chmod(tmp, SOCKET_MODE) == 0)
+            if (sys_chmod(tmp, SOCKET_MODE) == 0)
                 rc = rename_noreplace(tmp, path);
             if (rc != 0 && errno == EINVAL) /* a file system without RENAME_NOREPLACE */
-                rc = link(tmp, path);
+                rc = sys_link(tmp, path);
             int err = errno == EEXIST ? EADDRINUSE : errno; /* the name was taken: another */
-            unlink(tmp); /* after a rename: ENOENT, nothing done */
+            sys_unlink(tmp); /* after a rename: ENOENT, nothing done */
             errno = err;
         }
     }
     int err = errno;
     if (dfd >= 0)
         real_close(dfd);
-    rmdir(dir);
+    sys_rmdir(dir);
     errno = err;
     return rc;
 }
@@ -138,19 +141,19 @@ static int bind_socket(const char *path, struct socket_file *file)
     int fd = socket_fd();
     if (fd < 0)
         return -1;
-    int rc = fchmod(fd, SOCKET_MODE) == 0 ? bind_at(fd, path) : -1;
+    int rc = sys_fchmod(fd, SOCKET_MODE) == 0 ? bind_at(fd, path) : -1;
     struct stat st;
-    int found = rc == 0 && lstat(path, &st) == 0;
+    int found = rc == 0 && sys_lstat(path, &st) == 0;
     if (found && S_ISSOCK(st.st_mode) && (st.st_mode & 0777) != SOCKET_MODE &&
         (st.st_mode & 0777 & ~SOCKET_MODE) == 0) {
         /* the umask took owner bits: the directory lets nobody else use or replace the file */
-        unlink(path);
+        sys_unlink(path);
         real_close(fd);
         fd = socket_fd();
         if (fd < 0)
             return -1;
         rc = bind_private(fd, path);
-        found = rc == 0 && lstat(path, &st) == 0;
+        found = rc == 0 && sys_lstat(path, &st) == 0;
     }
     if (rc != 0) {
         int err = errno;
@@ -159,8 +162,9 @@ static int bind_socket(const char *path, struct socket_file *file)
         return -1;
     }
     if (!found || !S_ISSOCK(st.st_mode) || (st.st_mode & 0777) != SOCKET_MODE) {
+        /* ours with another mode: the directory lets nobody else replace it */
         if (found && S_ISSOCK(st.st_mode) && st.st_uid == raw_geteuid())
-            unlink(path); /* ours with another mode: the directory lets nobody else replace it */
+            sys_unlink(path);
         real_close(fd);
         errno = EPERM;
         return -1;
@@ -245,9 +249,9 @@ static int same_file(const struct stat *st, const struct socket_file *file)
 int socket_file_remove(const char *path, const struct socket_file *file)
 {
     struct stat st;
-    if (!path[0] || lstat(path, &st) != 0 || !same_file(&st, file))
+    if (!path[0] || sys_lstat(path, &st) != 0 || !same_file(&st, file))
         return -1;
-    return unlink(path);
+    return sys_unlink(path);
 }
 
 int socket_file_chown(const char *path, const struct socket_file *file, uid_t uid, gid_t gid)
@@ -255,13 +259,14 @@ int socket_file_chown(const char *path, const struct socket_file *file, uid_t ui
     if (!path[0])
         return -1;
     /* Through a descriptor of the file itself (O_PATH, no symlink followed), never by path. */
-    int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    int fd = sys_open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return -1;
     struct stat st;
     int rc = -1;
-    if (fstat(fd, &st) == 0 && same_file(&st, file))
-        rc = (st.st_uid == uid && st.st_gid == gid) ? 0 : fchownat(fd, "", uid, gid, AT_EMPTY_PATH);
+    if (sys_fstat(fd, &st) == 0 && same_file(&st, file))
+        rc = (st.st_uid == uid && st.st_gid == gid) ? 0
+                                                    : sys_fchownat(fd, "", uid, gid, AT_EMPTY_PATH);
     real_close(fd);
     return rc;
 }
@@ -278,8 +283,8 @@ void socket_remove_dead(const char *dir, int pid, uint32_t suffix)
     /* Nobody can put another file under this name meanwhile: the directory lets only us (and
      * root) replace or remove our files, and a new process with this pid cannot bind a name
      * that exists (EADDRINUSE: it takes another). */
-    if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == raw_geteuid() &&
+    if (sys_lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == raw_geteuid() &&
         socket_nobody_bound(path))
-        unlink(path);
+        sys_unlink(path);
     errno = saved;
 }

@@ -40,6 +40,8 @@
 #include "leaves/raw_syscall.h"
 #include "socket.h"
 #include "leaves/real_calls.h"
+#include "leaves/sys_calls.h"
+#include "leaves/str.h"
 
 /* One read per start: about 70 entries of proflink-length names, one page of stack. */
 #define SWEEP_READ_BYTES 4096
@@ -60,8 +62,7 @@ struct kdirent {
 static int our_name(const char *name)
 {
     const char *p = name + sizeof SOCKET_NAME_PREFIX - 1;
-    if (strncmp(name, SOCKET_NAME_PREFIX, sizeof SOCKET_NAME_PREFIX - 1) != 0 || *p < '1' ||
-        *p > '9')
+    if (!str_starts(name, SOCKET_NAME_PREFIX) || *p < '1' || *p > '9')
         return 0;
     while (*p >= '0' && *p <= '9')
         p++;
@@ -94,13 +95,14 @@ static int nobody_bound(int *probe, const char *dir, const char *name)
     size_t d = strlen(dir), n = strlen(name);
     if (d + 1 + n >= sizeof addr.sun_path)
         return 0;
-    if (*probe < 0 && (*probe = fd_above_stdio(socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0))) < 0)
+    if (*probe < 0 &&
+        (*probe = fd_above_stdio(sys_socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0))) < 0)
         return 0;
     memcpy(addr.sun_path, dir, d);
     addr.sun_path[d] = '/';
     memcpy(addr.sun_path + d + 1, name, n + 1);
     /* A datagram socket may connect again and again; the peer learns nothing of it. */
-    return connect(*probe, (struct sockaddr *)&addr, sizeof addr) != 0 && errno == ECONNREFUSED;
+    return sys_connect(*probe, (struct sockaddr *)&addr, sizeof addr) != 0 && errno == ECONNREFUSED;
 }
 
 /* The same question for one path, with a probe socket of its own (socket, connect, close:
@@ -111,11 +113,12 @@ int socket_nobody_bound(const char *path)
     size_t n = strlen(path);
     if (n >= sizeof addr.sun_path)
         return 0;
-    int fd = fd_above_stdio(socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    int fd = fd_above_stdio(sys_socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
     if (fd < 0)
         return 0;
     memcpy(addr.sun_path, path, n + 1);
-    int refused = connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0 && errno == ECONNREFUSED;
+    int refused =
+        sys_connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0 && errno == ECONNREFUSED;
     real_close(fd);
     return refused;
 }
@@ -127,7 +130,7 @@ static long read_entries(int dfd, char *buf, size_t cap)
 
 void socket_cleanup_stale(const char *dir, const char *own_path)
 {
-    int dfd = fd_above_stdio(open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    int dfd = fd_above_stdio(sys_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (dfd < 0)
         return;
     int saved_errno = errno;
@@ -137,12 +140,12 @@ void socket_cleanup_stale(const char *dir, const char *own_path)
      * positions), at the start. fstat tells which: one cheap call, where a read of a large
      * directory just to learn its size cost tens of microseconds. */
     struct stat st;
-    int sliced = fstat(dfd, &st) == 0 && st.st_size > SWEEP_READ_BYTES &&
+    int sliced = sys_fstat(dfd, &st) == 0 && st.st_size > SWEEP_READ_BYTES &&
                  raw_syscall4(SYS_lseek, dfd, start_position(own_path), SEEK_SET, 0) >= 0;
     long len = read_entries(dfd, buf, sizeof buf);
     if (sliced && len == 0 && raw_syscall4(SYS_lseek, dfd, 0, SEEK_SET, 0) == 0)
         len = read_entries(dfd, buf, sizeof buf); /* past the end: index positions */
-    const char *own_name = strrchr(own_path, '/');
+    const char *own_name = str_last(own_path, '/');
     own_name = own_name ? own_name + 1 : own_path;
     uid_t euid = (uid_t)-1;
     int probe = -1, probes = 0, removed = 0, examined = 0;
@@ -157,10 +160,10 @@ void socket_cleanup_stale(const char *dir, const char *own_path)
         probes++;
         if (euid == (uid_t)-1)
             euid = raw_geteuid();
-        if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISSOCK(st.st_mode) ||
+        if (sys_fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISSOCK(st.st_mode) ||
             st.st_uid != euid)
             continue;
-        if (nobody_bound(&probe, dir, e->d_name) && unlinkat(dfd, e->d_name, 0) == 0)
+        if (nobody_bound(&probe, dir, e->d_name) && sys_unlinkat(dfd, e->d_name, 0) == 0)
             removed++;
     }
     if (probe >= 0)

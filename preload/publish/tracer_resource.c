@@ -20,8 +20,8 @@
 
 /* Serializes tracers calling proflink_set_resource, and a fork against them: it guards the
  * service fields of proflink_config, which the fork child republishes (fork_sequence.c).
- * Cancellation is disabled while it is held (publishing opens and reads files: cancellation
- * points). */
+ * Cancellation is disabled while it is held, so that no cancellation point on the way (none
+ * today: publishing opens and reads files with the system calls themselves) leaves it held. */
 static pthread_mutex_t resource_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void tracer_resource_fork_prepare(void) { pthread_mutex_lock(&resource_lock); }
@@ -46,7 +46,7 @@ static int take_field(const char *attrs, const char *key, char *field)
     utf8_truncate(v, SERVICE_FIELD_MAX);
     if (!strcmp(field, v))
         return 0;
-    strcpy(field, v);
+    memcpy(field, v, strlen(v) + 1);
     return 1;
 }
 

@@ -13,6 +13,7 @@
 #include "config/config.h"
 #include "leaves/export.h"
 #include "leaves/log.h"
+#include "leaves/str.h"
 
 #ifndef PROFLINK_STATIC
 /* 1 when PATH is proflink's build for the other C library: that copy stays inactive in this
@@ -20,12 +21,12 @@
  * the exported names still reach its variables, whose mapping the profiler reads as any copy's. */
 static int other_libc_build(const char *path)
 {
-    const char *base = strrchr(path, '/');
-    int musl_name = strstr(base ? base : path, "-proflink-musl-") != NULL;
+    const char *base = str_last(path, '/');
+    int musl_name = str_contains(base ? base : path, "-proflink-musl-");
 #ifdef __GLIBC__
     return musl_name;
 #else
-    return !musl_name && strstr(base ? base : path, "-proflink-") != NULL;
+    return !musl_name && str_contains(base ? base : path, "-proflink-");
 #endif
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "leaves/log.h"
+#include "leaves/start_path.h"
 
 extern const char *gnu_get_libc_version(void) __attribute__((weak));
 
@@ -19,7 +20,7 @@ extern const char *gnu_get_libc_version(void) __attribute__((weak));
                          "this process (use the glibc build)\n"
 #endif
 
-int libc_check(void)
+START_PATH_CODE int libc_check(void)
 {
 #ifdef PROFLINK_STATIC
     /* Linked into the program: its libc is ours by construction (and in a static link a weak

@@ -15,6 +15,8 @@
 #include "publish/process_storage.h"
 #include "leaves/raw_syscall.h"
 #include "leaves/real_calls.h"
+#include "leaves/sys_calls.h"
+#include "leaves/str.h"
 
 /* The other block's fields, bounded as the profiler bounds them (its reader refuses longer). */
 #define OTHER_SERVICE_MAX 128
@@ -71,10 +73,10 @@ static int find_other(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     const char **found = data;
-    const char *name = info->dlpi_name, *base = name ? strrchr(name, '/') : NULL;
+    const char *name = info->dlpi_name, *base = name ? str_last(name, '/') : NULL;
     base = base ? base + 1 : name;
-    if (!base || strncmp(base, "elastic-jvmti-linux-", 20) != 0 ||
-        strncmp(base, "elastic-jvmti-linux-proflink-", 29) == 0)
+    if (!base || !str_starts(base, "elastic-jvmti-linux-") ||
+        str_starts(base, "elastic-jvmti-linux-proflink-"))
         return 0;
     *found = name;
     return 1;
@@ -120,7 +122,7 @@ void provider_relay(const void *buf, size_t len)
     if (!relay_ok)
         return;
     if (relay_fd < 0)
-        relay_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        relay_fd = sys_socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (relay_fd < 0)
         return;
     /* as the profiler sends: never waits, drops what the other socket's queue refuses */

@@ -15,6 +15,7 @@
 
 #include "config/config.h"
 #include "leaves/log.h"
+#include "leaves/start_path.h"
 #include "mapping_renew.h"
 #include "publish/otel_process_ctx.h"
 #include "publish/process_storage.h"
@@ -25,9 +26,10 @@
 #include "provider_relay.h"
 #include "leaves/raw_syscall.h"
 #include "leaves/text.h"
+#include "leaves/sys_calls.h"
 
 static pid_t owner_pid;     /* the process that created socket_path */
-static char socket_path[SOCKET_PATH_MAX + 1];
+START_PATH_DATA static char socket_path[SOCKET_PATH_MAX + 1];
 static char socket_dir[SOCKET_PATH_MAX + 1];
 static struct socket_file socket_file; /* the file socket_path named when we bound it */
 /* exec: our file was removed before the exec, to be re-created if the exec fails. */
@@ -60,7 +62,7 @@ int runtime_publish(const struct config *cfg)
     owner_pid = raw_getpid();
     if (process_storage_publish(cfg, socket_path) != 0) {
         log_error("out of memory; profiler correlation disabled for this process");
-        unlink(socket_path);
+        sys_unlink(socket_path);
         real_close(fd);
         socket_path[0] = 0;
         return -1;
@@ -103,7 +105,7 @@ void runtime_fork_child(void)
         log_error("fork child: cannot publish its own socket; correlation disabled in pid %d",
                   (int)raw_getpid());
         if (fd >= 0) {
-            unlink(socket_path);
+            sys_unlink(socket_path);
             real_close(fd);
         }
         socket_path[0] = 0;
@@ -146,7 +148,7 @@ static void remove_gone_children(void)
     }
 }
 
-void runtime_remove_socket(void)
+START_PATH_CODE void runtime_remove_socket(void)
 {
     if (!own_file())
         return;

@@ -12,6 +12,7 @@
 #include "http/http_conn.h"
 #include "libc_check.h"
 #include "leaves/log.h"
+#include "leaves/start_path.h"
 #include "proflink.h"
 #include "messages/reader.h"
 #include "context/records.h"
@@ -84,7 +85,7 @@ __attribute__((cold)) static int start_once(void)
 /* Starts proflink in this process image; a second call does nothing. 0 active, -1 not. */
 static int start(void)
 {
-    static _Atomic int started; /* start_once ran (whatever its outcome) */
+    START_PATH_DATA static _Atomic int started; /* start_once ran (whatever its outcome) */
     int expected = 0;
     if (!atomic_compare_exchange_strong(&started, &expected, 1))
         return runtime_active() ? 0 : -1;
