@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "config_file.h"
+#include "exe_path.h"
 #include "leaves/log.h"
 #include "leaves/text.h"
 #include "publish/resource_attrs.h"
@@ -145,8 +146,7 @@ static void copy_path(const char *name, char *dst, size_t cap)
 static const char *read_exe(int *read, char path[PATH_MAX])
 {
     if (!*read) {
-        ssize_t n = sys_readlink("/proc/self/exe", path, PATH_MAX - 1);
-        path[n > 0 ? n : 0] = 0;
+        exe_path_read(path);
         *read = 1;
     }
     return path;

@@ -21,6 +21,7 @@
 /* One translation unit with the modules it needs (the test helper build compiles one file). */
 #include "leaves/clock.c"
 #include "config/config.c"
+#include "config/exe_path.c"
 #include "config/config_file.c"
 #include "leaves/fd_safe.c"
 #include "context/ids.c"
