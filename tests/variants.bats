@@ -234,6 +234,13 @@ CEOF
     [ "$(grep -c 'proflink:' <<<"$stderr")" = 1 ]
     grep -q 'inactive in this process' <<<"$stderr"
     [ -z "$(ls -A "$SOCKDIR")" ]
+    # a host that asked for silence gets it
+    for level in off ERROR; do
+        run --separate-stderr env LD_PRELOAD="$LIB" PROFLINK_LOG=$level "$BATS_TEST_TMPDIR/other"
+        [ "$status" -eq 3 ]
+        [ "$output" = "$want" ]
+        [ -z "$stderr" ]
+    done
 }
 
 @test "dlclose after a late dlopen: a thread that used the API exits, the reader keeps running, no crash" {

@@ -32,14 +32,6 @@ static const char *env(const char *name)
 /* A word of a setting (true, off, debug...: lower case) in any ASCII case, as strcasecmp compares
  * in the C locale the constructor runs in: without it the check of ENABLED=false, made at every
  * start, would bind one libc function more and touch its code (docs/speed.md). */
-static int is_word(const char *v, const char *word)
-{
-    for (; *word; v++, word++)
-        if ((*v >= 'A' && *v <= 'Z' ? *v - 'A' + 'a' : *v) != *word)
-            return 0;
-    return !*v;
-}
-
 static void copy_field(const char *what, char *dst, const char *src)
 {
     size_t n = strlen(src);
@@ -61,9 +53,9 @@ static int parse_bool(const char *name, int dflt)
     const char *v = env(name);
     if (!v)
         return dflt;
-    if (!strcmp(v, "1") || is_word(v, "true") || is_word(v, "yes") || is_word(v, "on"))
+    if (!strcmp(v, "1") || str_is_word(v, "true") || str_is_word(v, "yes") || str_is_word(v, "on"))
         return 1;
-    if (!strcmp(v, "0") || is_word(v, "false") || is_word(v, "no") || is_word(v, "off"))
+    if (!strcmp(v, "0") || str_is_word(v, "false") || str_is_word(v, "no") || str_is_word(v, "off"))
         return 0;
     log_warn("%s=%.64s is not a boolean; using %d", name, v, dflt);
     return dflt;
@@ -75,7 +67,7 @@ static void load_log_level(const char *v)
     if (!v)
         return;
     for (int i = 0; i <= LOG_DEBUG; i++)
-        if (is_word(v, names[i])) {
+        if (str_is_word(v, names[i])) {
             log_set_level((enum log_level)i);
             return;
         }
@@ -86,11 +78,11 @@ static void load_mode(struct selection *sel)
 {
     const char *v = env(ENV_PREFIX "ENABLED");
     sel->mode = MODE_AUTO;
-    if (!v || is_word(v, "auto"))
+    if (!v || str_is_word(v, "auto"))
         return;
-    if (is_word(v, "true"))
+    if (str_is_word(v, "true"))
         sel->mode = MODE_TRUE;
-    else if (is_word(v, "false"))
+    else if (str_is_word(v, "false"))
         sel->mode = MODE_FALSE;
     else
         log_warn(ENV_PREFIX "ENABLED=%.64s is not true|false|auto; using auto", v);
@@ -285,7 +277,7 @@ int config_decide(struct selection *sel)
      * is final. A host that sets these per program (systemd units) pays no system call for
      * a program it disables, one readlink for a program its globs leave out. */
     const char *enabled = env_only(ENV_PREFIX "ENABLED");
-    if (enabled && is_word(enabled, "false")) {
+    if (enabled && str_is_word(enabled, "false")) {
         sel->mode = MODE_FALSE;
         return 0;
     }

@@ -1,7 +1,8 @@
 /* str.h — the few string searches the library makes on short strings (file names, paths,
  * settings), written out rather than imported from libc: each libc name the library imports is
  * looked up at every load, served or not (raw_syscall.h); these four were used in one to five
- * places each. Same results as strrchr, strncmp against a prefix, strstr and strdup. */
+ * places each. Same results as strrchr, strncmp against a prefix, strstr and strdup, and
+ * strcasecmp against a lowercase word. */
 #ifndef PROFLINK_STR_H
 #define PROFLINK_STR_H
 
@@ -34,6 +35,16 @@ static inline int str_contains(const char *s, const char *needle)
         if (str_starts(s, needle))
             return 1;
     return !*needle;
+}
+
+/* 1 when v is word, whatever the case of v's ASCII letters (word is lowercase): a setting's
+ * value (strcasecmp would be one libc import more, and its locale's table a page to fault in). */
+static inline int str_is_word(const char *v, const char *word)
+{
+    for (; *word; v++, word++)
+        if ((*v >= 'A' && *v <= 'Z' ? *v - 'A' + 'a' : *v) != *word)
+            return 0;
+    return !*v;
 }
 
 /* strdup: a malloc'ed copy, or NULL with errno set by malloc. */

@@ -3,10 +3,12 @@
 #include "libc_check.h"
 
 /* for __GLIBC__ (any libc header defines it on glibc) */
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "leaves/log.h"
 #include "leaves/start_path.h"
+#include "leaves/str.h"
 
 extern const char *gnu_get_libc_version(void) __attribute__((weak));
 
@@ -30,6 +32,11 @@ START_PATH_CODE int libc_check(void)
     int on_glibc = gnu_get_libc_version != NULL;
     if (on_glibc == BUILT_FOR_GLIBC)
         return 1;
-    log_raw(MISMATCH_WARNING, sizeof MISMATCH_WARNING - 1);
+    /* The configuration is never read in this process, but PROFLINK_LOG=off (or error) still
+     * silences this warning: a host that asked for silence gets it. secure_getenv exists in
+     * both C libraries and only reads the environment, so calling the other one is safe. */
+    const char *level = secure_getenv("PROFLINK_LOG");
+    if (!level || !(str_is_word(level, "off") || str_is_word(level, "error")))
+        log_raw(MISMATCH_WARNING, sizeof MISMATCH_WARNING - 1);
     return 0;
 }
