@@ -196,6 +196,19 @@ maps_has() { grep -qF " $2" "/proc/$1/maps"; }
     [[ "$output" == *"no-such-command-proflink: command not found"* ]]
 }
 
+@test "no library installed for the program: it runs without proflink, and the warning says why" {
+    if grep -q proflink /etc/ld.so.preload 2>/dev/null; then
+        skip "a host-wide proflink is in /etc/ld.so.preload"
+    fi
+    mkdir -p "$BATS_TEST_TMPDIR/alone/bin"
+    cp "$RUN" "$BATS_TEST_TMPDIR/alone/bin/" # no build/ or lib/ beside it, not installed
+    run --separate-stderr "$BATS_TEST_TMPDIR/alone/bin/proflink-run" sh -c 'echo ran'
+    [ "$status" -eq 0 ]
+    [ "$output" = ran ]
+    # shellcheck disable=SC2154 # stderr: set by run --separate-stderr
+    [[ "$stderr" == "proflink-run: warning: $(command -v sh) is a glibc program, and the glibc library (elastic-jvmti-linux-proflink-$ARCH.so) is not installed; running it without proflink" ]]
+}
+
 @test "runs with busybox sh and applets only (as in an Alpine image)" {
     bb=$(command -v busybox) || skip "busybox is not installed"
     bin=$BATS_TEST_TMPDIR/bb
