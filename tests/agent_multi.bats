@@ -210,29 +210,7 @@ EOF2
     command -v nginx >/dev/null || skip "nginx is not installed"
     unshare -n true 2>/dev/null || skip "no network namespace of its own (unshare -n)"
     local d=$BATS_TEST_TMPDIR/nginx glibc_lib=$ROOT/build/elastic-jvmti-linux-proflink-$ARCH.so
-    mkdir -p "$d/www" "$d/tmp"
-    # gzip at level 9 of a large sparse file keeps a worker on the CPU inside one request
-    truncate -s 400M "$d/www/big"
-    cat >"$d/nginx.conf" <<NGX
-user root;
-worker_processes 2;
-daemon off;
-master_process on;
-pid $d/nginx.pid;
-error_log $d/error.log warn;
-events { worker_connections 64; }
-http {
-    access_log off;
-    client_body_temp_path $d/tmp/body; proxy_temp_path $d/tmp/proxy;
-    fastcgi_temp_path $d/tmp/fcgi; uwsgi_temp_path $d/tmp/uwsgi; scgi_temp_path $d/tmp/scgi;
-    server {
-        listen 127.0.0.1:8080;
-        root $d/www;
-        sendfile off;
-        gzip on; gzip_comp_level 9; gzip_types *; gzip_min_length 0;
-    }
-}
-NGX
+    nginx_conf "$d" root 127.0.0.1:8080 400M
     # its own network namespace: port 8080 is nobody else's
     # shellcheck disable=SC2016 # expanded by the inner shell
     unshare -n sh -c 'ip link set lo up && exec "$@"' sh env LD_PRELOAD="$glibc_lib" PROFLINK_HTTP=1 \

@@ -187,3 +187,37 @@ stop_pids() {
     for p in "$@"; do kill "$p" 2>/dev/null || true; done
     for p in "$@"; do wait "$p" 2>/dev/null || true; done
 }
+
+# nginx_conf DIR USER LISTEN SIZE — an nginx of a master and 2 workers (event loops), everything
+# under DIR, its workers running as USER, listening on LISTEN (an address, or unix:PATH), serving
+# DIR/www: "big", a sparse file of SIZE that gzip at level 9 keeps a worker on the CPU for
+# inside one request's processing (between the read of its head and the next epoll_wait: the
+# part of a request a sample can catch), and "small". Each response names its worker
+# (X-Worker).
+nginx_conf() {
+    local d=$1 user=$2 listen=$3 size=$4
+    mkdir -p "$d/www" "$d/tmp"
+    truncate -s "$size" "$d/www/big"
+    echo small >"$d/www/small"
+    cat >"$d/nginx.conf" <<NGX
+user $user;
+worker_processes 2;
+daemon off;
+master_process on;
+pid $d/nginx.pid;
+error_log $d/error.log warn;
+events { worker_connections 64; }
+http {
+    access_log off;
+    client_body_temp_path $d/tmp/body; proxy_temp_path $d/tmp/proxy;
+    fastcgi_temp_path $d/tmp/fcgi; uwsgi_temp_path $d/tmp/uwsgi; scgi_temp_path $d/tmp/scgi;
+    server {
+        listen $listen;
+        root $d/www;
+        sendfile off;
+        gzip on; gzip_comp_level 9; gzip_types *; gzip_min_length 0;
+        add_header X-Worker \$pid;
+    }
+}
+NGX
+}

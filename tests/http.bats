@@ -236,37 +236,6 @@ PYEOF
     exec {conn}>&-
 }
 
-# nginx_conf DIR PORT — master + 2 workers (event loops), everything under DIR. gzip at level 9
-# of a large sparse file keeps a worker on the CPU inside one request's processing, between the
-# read of its head and the next epoll_wait: the part of the request a sample can catch.
-nginx_conf() {
-    local d=$1
-    mkdir -p "$d/www" "$d/tmp"
-    truncate -s 400M "$d/www/big"
-    echo small >"$d/www/small"
-    cat >"$d/nginx.conf" <<NGX
-user root;
-worker_processes 2;
-daemon off;
-master_process on;
-pid $d/nginx.pid;
-error_log $d/error.log warn;
-events { worker_connections 64; }
-http {
-    access_log off;
-    client_body_temp_path $d/tmp/body; proxy_temp_path $d/tmp/proxy;
-    fastcgi_temp_path $d/tmp/fcgi; uwsgi_temp_path $d/tmp/uwsgi; scgi_temp_path $d/tmp/scgi;
-    server {
-        listen 127.0.0.1:$2;
-        root $d/www;
-        sendfile off;
-        gzip on; gzip_comp_level 9; gzip_types *; gzip_min_length 0;
-        add_header X-Worker \$pid;
-    }
-}
-NGX
-}
-
 # worker_traces MASTER — "pid:trace" for every worker thread with a trace
 worker_traces() {
     local w out=
@@ -283,7 +252,7 @@ worker_traces() {
     libc_independent
     command -v nginx >/dev/null || skip "nginx is not installed"
     local d=$BATS_TEST_TMPDIR/nginx t got hdr
-    nginx_conf "$d" "$PORT"
+    nginx_conf "$d" root "127.0.0.1:$PORT" 400M
     PROFLINK_HTTP=1 start_target nginx -e "$d/error.log" -p "$d" -c "$d/nginx.conf"
     wait_port "$PORT"
     for t in $TRACE_A $TRACE_B -; do

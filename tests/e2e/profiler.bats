@@ -401,30 +401,9 @@ PY
 @test "e2e: nginx workers running as nobody (PROFLINK_HTTP=1): each traced request's samples linked to its trace in the worker that served it" {
     command -v nginx >/dev/null || skip "nginx is not installed"
     local d=$W/nginx t worker
-    mkdir -p "$d/www" "$d/tmp"
+    mkdir -p "$d"
+    nginx_conf "$d" "nobody nogroup" "unix:$d/http.sock" 150M
     chmod 755 "$d" "$d/www"
-    # gzip at level 9 of a large sparse file keeps the worker on the CPU inside the request
-    truncate -s 150M "$d/www/big"
-    cat >"$d/nginx.conf" <<NGX
-user nobody nogroup;
-worker_processes 2;
-daemon off;
-pid $d/nginx.pid;
-error_log $d/error.log warn;
-events { worker_connections 64; }
-http {
-    access_log off;
-    client_body_temp_path $d/tmp/body; proxy_temp_path $d/tmp/proxy;
-    fastcgi_temp_path $d/tmp/fcgi; uwsgi_temp_path $d/tmp/uwsgi; scgi_temp_path $d/tmp/scgi;
-    server {
-        listen unix:$d/http.sock;
-        root $d/www;
-        sendfile off;
-        gzip on; gzip_comp_level 9; gzip_types *; gzip_min_length 0;
-        add_header X-Worker \$pid;
-    }
-}
-NGX
     PROFLINK_HTTP=1 OTEL_SERVICE_NAME=e2e-nginx LD_PRELOAD=$LIB \
         nginx -e "$d/error.log" -p "$d" -c "$d/nginx.conf" >"$W/nginx.out" 2>&1 3>&- &
     TARGET_PID=$!
