@@ -89,7 +89,13 @@ host_wide() {
     local jvm
     jvm=$(sed -n 's/^ready \([0-9]*\) .*/\1/p' "$BATS_TEST_TMPDIR/jvm.out")
     wait_attachable "$jvm"
-    run "$INSPECT" "$jvm"
+    # the JVM may start a thread at any time (compiler threads are added on demand): one that
+    # exists but has not run yet has no record
+    for _ in $(seq 100); do
+        run "$INSPECT" "$jvm"
+        grep -q '^PASS  threads' <<<"$output" && break
+        sleep 0.05
+    done
     echo "$output"
     [ "$status" -eq 0 ]
     grep -q "^PASS  storage .*service-name \"unknown_service:java\".*socket \"$SOCKDIR/proflink-$jvm-" <<<"$output"
