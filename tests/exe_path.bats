@@ -21,6 +21,7 @@ setup() {
     ln -s "$D/loop1" "$D/loop2"
     printf '#!/bin/sh\n:\n' >"$D/script"
     chmod +x "$D/script"
+    mkfifo "$D/fifo"                        # a name that became a FIFO since the exec
     cp "$HELPERS/target_threads" "$D/unreadable"
     chmod 0711 "$D/unreadable"
 }
@@ -44,7 +45,9 @@ teardown() { rm -rf "$D"; }
 
 @test "exe path: what it cannot vouch for is left to /proc/self/exe" {
     libc_independent
-    run "$CHECK" "$D/script" "$D/loop1" "$D/missing" relative/prog /etc/passwd "$D/real/bin"
+    # (timeout: opening a FIFO to read its first bytes would wait for a writer)
+    run timeout 10 "$CHECK" "$D/script" "$D/loop1" "$D/missing" relative/prog /etc/passwd \
+        "$D/real/bin" "$D/fifo"
     echo "$output"
     [ "$status" -eq 0 ]
     [ "${lines[0]}" = "$D/script -> proc" ]       # a script: its exe is the interpreter
@@ -53,6 +56,7 @@ teardown() { rm -rf "$D"; }
     [ "${lines[3]}" = "relative/prog -> proc" ]   # not absolute
     [ "${lines[4]}" = "/etc/passwd -> proc" ]     # not a program
     [ "${lines[5]}" = "$D/real/bin -> proc" ]     # a directory
+    [ "${lines[6]}" = "$D/fifo -> proc" ]         # not a regular file, and never waited on
 }
 
 @test "exe path: an executable the process cannot read is left to /proc/self/exe" {

@@ -27,7 +27,9 @@
  * another format or machine: for each of them /proc/self/exe is the interpreter. */
 START_PATH_CODE static int native_elf(const char *path)
 {
-    int fd = sys_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    /* O_NONBLOCK: should the name have become a FIFO since the exec, the open must not wait for
+     * a writer (a start never blocks); a regular file ignores the flag. */
+    int fd = sys_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return 0; /* executable but unreadable (mode 0711): we cannot tell */
     unsigned char h[EI_NIDENT + 4];
@@ -47,7 +49,7 @@ START_PATH_CODE int exe_path_resolve(const char *name, char path[PATH_MAX])
 {
     char rest[PATH_MAX];
     size_t len = 0, n = name ? strlen(name) : 0;
-    int links = 0;
+    int links = 0, regular = 0;
     if (n == 0 || name[0] != '/' || n >= sizeof rest)
         return -1;
     memcpy(rest, name, n + 1);
@@ -85,6 +87,7 @@ START_PATH_CODE int exe_path_resolve(const char *name, char path[PATH_MAX])
         if (!S_ISLNK(st.st_mode)) {
             len += 1 + c;
             p = end;
+            regular = S_ISREG(st.st_mode); /* of the last component, in the end */
             continue;
         }
         if (++links > EXE_LINKS_MAX)
@@ -101,7 +104,7 @@ START_PATH_CODE int exe_path_resolve(const char *name, char path[PATH_MAX])
             len = 0, path[0] = 0;
         p = rest;
     }
-    if (len == 0 || !native_elf(path))
+    if (len == 0 || !regular || !native_elf(path))
         return -1;
     return 0;
 }
