@@ -88,6 +88,18 @@ wait_for_line() {
     return 1
 }
 
+# inspect_threads PID — `run "$INSPECT" PID` until every thread has its record (5 s): a thread
+# exists in /proc before it first runs, and installs its record only then. The caller checks
+# $status and $output.
+inspect_threads() {
+    for _ in $(seq 100); do
+        run "$INSPECT" "$1"
+        # shellcheck disable=SC2154 # output: set by bats' run
+        grep -q '^PASS  threads' <<<"$output" && return 0
+        sleep 0.05
+    done
+}
+
 stop_target() {
     [ -n "${TARGET_PID:-}" ] || return 0
     kill "$TARGET_PID" 2>/dev/null || true

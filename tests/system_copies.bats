@@ -39,11 +39,7 @@ mapped_copies() { grep -o '/[^ ]*/elastic-jvmti-linux-proflink-[^ ]*\.so' "/proc
         grep -qF "proflink: another copy of proflink, $first, was loaded first and serves this process; this copy, $second, stays inactive" "$BATS_TEST_TMPDIR/err"
         # with its threads: their records are read through the serving copy's TLS offset (once
         # the second thread has run far enough to install its record: it exists before that)
-        for _ in $(seq 100); do
-            run "$INSPECT" "$!"
-            grep -q '^PASS  threads' <<<"$output" && break
-            sleep 0.05
-        done
+        inspect_threads "$!"
         echo "$output"
         [ "$status" -eq 0 ]
         grep -q "^WARN  mapping  $first " <<<"$output"

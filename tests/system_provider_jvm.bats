@@ -91,11 +91,7 @@ host_wide() {
     wait_attachable "$jvm"
     # the JVM may start a thread at any time (compiler threads are added on demand): one that
     # exists but has not run yet has no record
-    for _ in $(seq 100); do
-        run "$INSPECT" "$jvm"
-        grep -q '^PASS  threads' <<<"$output" && break
-        sleep 0.05
-    done
+    inspect_threads "$jvm"
     echo "$output"
     [ "$status" -eq 0 ]
     grep -q "^PASS  storage .*service-name \"unknown_service:java\".*socket \"$SOCKDIR/proflink-$jvm-" <<<"$output"
