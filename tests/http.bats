@@ -335,12 +335,17 @@ worker_traces() {
         --bind 127.0.0.1) >"$BATS_TEST_TMPDIR/target.out" 2>&1 3>&- &
     TARGET_PID=$!
     wait_port "$PORT"
-    (for t in $TRACE_A $TRACE_B; do
-        curl -s -o /dev/null -H "traceparent: $(tp "$t")" "http://127.0.0.1:$PORT/big.bin"
-        curl -s -o /dev/null -H "traceparent: $(tp "$t")" "http://127.0.0.1:$PORT/big.bin"
+    # requests of both traces, one after the other, for as long as the agent samples (a fixed
+    # number of them could be over before it attaches, or run while a loaded machine left no
+    # sample to them)
+    (while [ ! -e "$BATS_TEST_TMPDIR/sampled" ]; do
+        for t in $TRACE_A $TRACE_B; do
+            curl -s -o /dev/null -H "traceparent: $(tp "$t")" "http://127.0.0.1:$PORT/big.bin"
+        done
     done) 3>&- &
     CLIENT_PIDS=$!
     timeout 60 "$ROOT/build/proflink-agent" -d 6 "$TARGET_PID" >"$BATS_TEST_TMPDIR/agent" 2>&1
+    touch "$BATS_TEST_TMPDIR/sampled"
     wait "$CLIENT_PIDS"
     CLIENT_PIDS=
     sed -n '/^Transactions/,$p' "$BATS_TEST_TMPDIR/agent" | grep '^  ' >"$BATS_TEST_TMPDIR/txns" || true
