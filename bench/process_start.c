@@ -4,8 +4,8 @@
  * usage: process_start ROUNDS PROGRAM [-- NAME [VAR=VALUE...]]...
  * The first environment is the baseline (usually NAME alone: the environment without
  * LD_PRELOAD). Each environment is this process's own without LD_PRELOAD, with its VAR=VALUE
- * pairs replacing or adding variables. Each round starts PROGRAM once per environment, the
- * order rotating from round to round. Prints per environment "NAME_us M" (median start) and,
+ * pairs replacing or adding variables. Each round starts PROGRAM once per environment, in an
+ * order shuffled from round to round. Prints per environment "NAME_us M" (median start) and,
  * after the first, "NAME_added_us D": the median over the rounds of (this start - the
  * baseline's start in the same round), steadier than a difference of medians. */
 #include <spawn.h>
@@ -108,11 +108,25 @@ int main(int argc, char **argv)
     }
     for (int e = 0; e < n_envs; e++) /* warm the page cache and the loader's files */
         spawn_once(prog, envs[e].envp);
-    for (int r = 0; r < rounds; r++)
+    /* A new order every round (a fixed seed: runs stay comparable). A rotation would keep each
+     * environment behind the same one, and a start pays for what the one before it left behind:
+     * a served start right after another served start in the same directory took 25-45 us more
+     * than after a bare one, whichever library either was. */
+    int order[MAX_ENVS];
+    for (int e = 0; e < n_envs; e++)
+        order[e] = e;
+    srand(26);
+    for (int r = 0; r < rounds; r++) {
+        for (int k = n_envs - 1; k > 0; k--) {
+            int j = rand() % (k + 1), t = order[k];
+            order[k] = order[j];
+            order[j] = t;
+        }
         for (int k = 0; k < n_envs; k++) {
-            int e = (r + k) % n_envs;
+            int e = order[k];
             envs[e].start_us[r] = spawn_once(prog, envs[e].envp);
         }
+    }
     for (int e = 1; e < n_envs; e++)
         for (int r = 0; r < rounds; r++)
             envs[e].added_us[r] = envs[e].start_us[r] - envs[0].start_us[r];
