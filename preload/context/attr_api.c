@@ -37,15 +37,16 @@ edit(struct thread_block *b, int (*apply)(struct thread_block *, const void *), 
     int rc, again = 0;
     uint8_t otel_valid;
     do {
-        record_hide(b, nested);
-        if (__builtin_expect(again, 0))
-            otel_record_rebase(b);
-        otel_record_settle(b);
-        rc = apply(b, arg);
-        otel_valid = b->apm.trace_present || b->otel.attrs_size != 0;
-        again = 1;
-    } while (record_publish(b, nested, otel_valid));
-    record_write_end(b, nested);
+        do {
+            record_hide(b, nested);
+            if (__builtin_expect(again, 0))
+                otel_record_rebase(b);
+            otel_record_settle(b);
+            rc = apply(b, arg);
+            otel_valid = b->apm.trace_present || b->otel.attrs_size != 0;
+            again = 1;
+        } while (record_publish(b, nested, otel_valid));
+    } while (record_write_end(b, nested));
     return rc;
 }
 

@@ -139,50 +139,39 @@ void thread_block_set_full(struct thread_block *b, const uint8_t trace_id[16],
 {
     int nested = how & WRITE_FULL_NESTED, again = (how & WRITE_FULL_AGAIN) != 0;
     do {
-        record_hide(b, nested);
-        record_store_ids(b, trace_id, span_id, transaction_id, flags);
-        if (b->otel_on) {
-            /* Spans of one transaction share its hex entry and keep the API's attributes; a
-             * new transaction (a new request) starts from the fixed attributes. Again after a
-             * nested write: it may have left its entry half overwritten by ours (and the
-             * attributes it dropped are gone anyway). */
-            if (again || !b->otel_has_txn || memcmp(b->otel_txn, transaction_id, 8) != 0)
-                otel_record_new_txn(b, transaction_id);
-        }
-        again = 1;
-    } while (record_publish(b, nested, 1));
-    record_write_end(b, nested);
+        do {
+            record_hide(b, nested);
+            record_store_ids(b, trace_id, span_id, transaction_id, flags);
+            if (b->otel_on) {
+                /* Spans of one transaction share its hex entry and keep the API's attributes;
+                 * a new transaction (a new request) starts from the fixed attributes. Again
+                 * after a nested write: it may have left its entry half overwritten by ours
+                 * (and the attributes it dropped are gone anyway). */
+                if (again || !b->otel_has_txn || memcmp(b->otel_txn, transaction_id, 8) != 0)
+                    otel_record_new_txn(b, transaction_id);
+            }
+            again = 1;
+        } while (record_publish(b, nested, 1));
+    } while (record_write_end(b, nested));
 }
 
 void thread_block_clear_full(struct thread_block *b, int nested)
 {
     uint8_t otel_valid;
     do {
-        record_hide(b, nested); /* OTel: detached; its stale fields stay hidden until a set */
-        b->apm.trace_present = 0;
-        otel_valid = 0;
-        /* Attributes outlive the trace only when there are fixed ones: then the record stays
-         * valid with no trace. API attributes are dropped with the trace (proflink.h). */
-        if (b->otel_on && (b->otel_custom || otel_fixed_len)) {
-            otel_record_untraced(b);
-            otel_valid = b->otel.attrs_size != 0;
-        }
-    } while (record_publish(b, nested, otel_valid));
-    record_write_end(b, nested);
-}
-
-/* A write like any other (thread_records.h): it may be interrupted in turn. The fields are
- * complete (the nested write that left them hidden finished); only the OTel record may need
- * settling, when that write was a clear on the fast path. */
-void thread_block_republish(struct thread_block *b)
-{
-    int nested = b->write_state;
-    uint8_t otel_valid;
-    do {
-        record_hide(b, nested);
-        otel_valid = b->otel_on ? otel_record_settle(b) : 0;
-    } while (record_publish(b, nested, otel_valid));
-    record_write_end(b, nested);
+        do {
+            record_hide(b, nested); /* OTel: detached; stale fields stay hidden until a set */
+            b->apm.trace_present = 0;
+            otel_valid = 0;
+            /* Attributes outlive the trace only when there are fixed ones: then the record
+             * stays valid with no trace. API attributes are dropped with the trace
+             * (proflink.h). */
+            if (b->otel_on && (b->otel_custom || otel_fixed_len)) {
+                otel_record_untraced(b);
+                otel_valid = b->otel.attrs_size != 0;
+            }
+        } while (record_publish(b, nested, otel_valid));
+    } while (record_write_end(b, nested));
 }
 
 void thread_block_get(const struct thread_block *b, struct trace_ctx *out)

@@ -145,8 +145,9 @@ static inline struct thread_block *thread_block_self_or_create(void)
  * stores its bytes, so a sample taken then sees a record marked valid that mixes both. Hence
  * every write of a thread's records (set, clear, attribute edit) is
  *     nested = b->write_state;
- *     do { record_hide(b, nested); store the fields; } while (record_publish(b, nested, v));
- *     record_write_end(b, nested);
+ *     do {
+ *         do { record_hide(b, nested); store the fields; } while (record_publish(b, nested, v));
+ *     } while (record_write_end(b, nested));
  *  - a write that finds another in progress (a handler's: nested) hides both records, stores
  *    its fields, never publishes, and marks the write it interrupted WRITE_INTERRUPTED;
  *  - the interrupted (outermost) write then hides and stores its own fields again, so what it
@@ -154,9 +155,10 @@ static inline struct thread_block *thread_block_self_or_create(void)
  *    it ends last, so its context is the newest (a set after a
  *    nested write rewrites its transaction entry whole; an attribute edit restarts from the
  *    fixed attributes, otel_record_rebase);
- *  - a nested write that lands after the outermost one's last check leaves the records hidden
- *    but complete: seen by the valid byte after WRITE_IDLE, and published by
- *    thread_block_republish (cold).
+ *  - a nested write that lands after the outermost one's last look at the state leaves the
+ *    records hidden: seen by the valid byte after WRITE_IDLE, and the outermost write then
+ *    stores its own fields again (publishing the nested write's instead showed the handler's
+ *    context once the interrupted call had returned: tests/protocols.bats, plain writes).
  * A sample during a handler's nested write sees the thread without context, never mixed. Only
  * this thread and its handlers write, so compiler ordering (RECORD_ORDER) is all it needs, like
  * the records. The common set and clear run inline without the loop and call the full write
@@ -198,24 +200,22 @@ static inline int record_publish(struct thread_block *b, int nested, uint8_t ote
     return __builtin_expect(b->write_state == WRITE_INTERRUPTED, 0);
 }
 
-/* Publishes again what a nested write left hidden (see above). */
-void thread_block_republish(struct thread_block *b) __attribute__((cold));
-
-static inline void record_write_end(struct thread_block *b, int nested)
+/* Ends the write; 1 when a nested write came in after record_publish's last look (it left the
+ * records hidden): the outermost write then starts over, so that it still ends last. */
+static inline int record_write_end(struct thread_block *b, int nested)
 {
     if (__builtin_expect(nested, 0)) {
         b->write_state = WRITE_INTERRUPTED;
-        return;
+        return 0;
     }
     b->write_state = WRITE_IDLE;
     RECORD_ORDER();
-    if (__builtin_expect(b->apm.valid == 0, 0))
-        thread_block_republish(b);
+    return __builtin_expect(b->apm.valid == 0, 0);
 }
 
-/* Before an edit of the OTel attributes, or a republication: a clear on the fast path left the
- * last transaction's entry and ids behind (hidden); they must not come back. Returns the valid
- * byte the record then deserves. Within a write. */
+/* Before an edit of the OTel attributes: a clear on the fast path left the last transaction's
+ * entry and ids behind (hidden); they must not come back. Returns the valid byte the record
+ * then deserves. Within a write. */
 uint8_t otel_record_settle(struct thread_block *b);
 /* An attribute edit that a nested write interrupted may have left the attributes half edited:
  * they restart from the fixed ones (and the transaction entry, while a trace is active). */
@@ -272,10 +272,8 @@ static inline __attribute__((always_inline)) void thread_block_set(struct thread
         return;
     }
     record_store_ids(b, trace_id, span_id, transaction_id, flags);
-    if (__builtin_expect(record_publish(b, 0, 1), 0))
+    if (__builtin_expect(record_publish(b, 0, 1) || record_write_end(b, 0), 0))
         thread_block_set_full(b, trace_id, span_id, transaction_id, flags, WRITE_FULL_AGAIN);
-    else
-        record_write_end(b, 0);
 }
 
 /* The common case: no write in progress, no attributes to keep (API or fixed ones). Each
@@ -283,7 +281,7 @@ static inline __attribute__((always_inline)) void thread_block_set(struct thread
  * valid), and a one-byte store is seen whole by a sample of this thread, so neither record is
  * hidden first: the state byte alone orders this write against a handler's, as in every write.
  * A nested write that lands in between hides both records and marks this one interrupted; it
- * then runs in full (or, after the last look, thread_block_republish publishes the handler's). */
+ * then runs in full (after the last look too, record_write_end). */
 static inline __attribute__((always_inline)) void thread_block_clear(struct thread_block *b)
 {
     if (__builtin_expect(b->write_state != WRITE_IDLE, 0)) {
@@ -300,10 +298,8 @@ static inline __attribute__((always_inline)) void thread_block_clear(struct thre
     b->apm.trace_present = 0;
     b->otel.valid = 0; /* detached; its stale fields stay hidden until a set */
     RECORD_ORDER();
-    if (__builtin_expect(b->write_state == WRITE_INTERRUPTED, 0))
+    if (__builtin_expect(b->write_state == WRITE_INTERRUPTED || record_write_end(b, 0), 0))
         thread_block_clear_full(b, 0);
-    else
-        record_write_end(b, 0);
 }
 
 /* Called once per process image (and in a fork child) before any block is made: whether OTel
