@@ -8,8 +8,10 @@
 # polling almost never lands in a window of a few stores, so tests/helpers/api_stepped_writes.c
 # single-steps the writer with ptrace and checks after every instruction of the library as
 # built (a compiler that merged or reordered the stores is caught as well), injecting a nested
-# write (a signal handler's scope) at each point of the writes in the "nested" runs. And a
-# thread's records are unpublished before their memory is freed at thread exit.
+# write (a signal handler's scope) at each point of the writes in the "nested" runs, and a plain
+# set or clear of the handler's own at each point of a set and of a clear in the "plain" runs
+# (the interrupted call must end last). And a thread's records are unpublished before their
+# memory is freed at thread exit.
 load helpers
 
 STEPS=60000 # a run of the loop takes 10000 to 12000 instructions; each run about 3 s
@@ -70,6 +72,30 @@ field() { sed -n "s/.* $1 \([0-9]*\).*/\1/p" <<<"${lines[0]}"; }
     stepped nested PROFLINK_OTEL_CONTEXT=0
     [ "$(field contexts)" -eq 9 ]
     [ "$(field nested)" -gt 150 ]
+}
+
+@test "a handler's plain set or clear inside a set or a clear: the interrupted call ends last" {
+    stepped plain
+    # a set and a clear of the handler at each point of a set and of a clear (a sweep each),
+    # many of them nested in the call's write, which then published its own context
+    [ "$(field set_swept)" -ge 2 ]
+    [ "$(field clear_swept)" -ge 2 ]
+    [ "$(field ended)" -gt 100 ]
+}
+
+@test "with fixed attributes (clears run in full): a handler's plain write, the call ends last" {
+    stepped plain PROFLINK_THREAD_ATTRIBUTES=job.name=stepped,team=tests
+    # the handler's set at least, at each point of a set and of a clear
+    [ "$(field set_swept)" -ge 1 ]
+    [ "$(field clear_swept)" -ge 1 ]
+    [ "$(field ended)" -gt 100 ]
+}
+
+@test "the apmint record alone: a handler's plain set or clear, the interrupted call ends last" {
+    stepped plain PROFLINK_OTEL_CONTEXT=0
+    [ "$(field set_swept)" -ge 2 ]
+    [ "$(field clear_swept)" -ge 2 ]
+    [ "$(field ended)" -gt 100 ]
 }
 
 @test "OTel process context: each update says 'being written' until its payload is whole" {

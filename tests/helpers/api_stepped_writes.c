@@ -22,13 +22,22 @@
  *             library after the records were last seen published, so that over the rounds it
  *             interrupts each write at each of its points (proflink.h: the API may be called
  *             from a handler that interrupted it). Checked as in records.
+ *   plain     sets and clears (no attribute edits), and a handler making a plain write of its
+ *             own, no restore: a set of context 9 (proflink_set_trace or proflink_set_context)
+ *             or a clear, injected at each instruction of a span's set and of a clear in turn.
+ *             Checked as in records, and once each call returned: the records published are
+ *             those of the call (proflink.h: the interrupted call ends last), unless the
+ *             handler's write was not nested in the call's (it published its own whole).
  *   process   the child republishes its resource in a loop (proflink_set_resource). Checked:
  *             while the header's timestamp is a given non-zero value, its payload pointer, size
  *             and payload bytes stay those first seen with it; timestamps only grow.
- * usage: api_stepped_writes records|nested|process STEPS
- * Prints "steps N hidden H whole W contexts C nested I rounds R" (records, nested: samples with
- * a record hidden, samples with both whole, contexts seen published, handlers injected, rounds
- * of the loop stepped through) or "steps N writing Z publications P" (process: samples with
+ * usage: api_stepped_writes records|nested|plain|process STEPS
+ * Prints "steps N hidden H whole W contexts C nested I rounds R" (records, nested, plain:
+ * samples with a record hidden, samples with both whole, contexts seen published, handlers
+ * injected, rounds of the loop stepped through), in plain mode followed by "ended E late L
+ * set_swept S clear_swept C" (calls that ended last after a handler's write nested in them,
+ * calls that left the context of a handler that landed outside their write, and sweeps of the
+ * handler over a span's set and over a clear), or "steps N writing Z publications P" (process: samples with
  * timestamp 0, publications seen) and "ok", or "FAIL step N pc 0x…: what" for the first bad
  * sample (with the records' bytes); exit 0/1 (2: could not set up; 77: ptrace is not allowed
  * here, e.g. Yama's ptrace_scope 3). */
@@ -133,6 +142,89 @@ static void nested_scope(int sig)
     /* a stop for the reader, which ran this handler at full speed (see single_step) */
     if (run_fast)
         raise(SIGTRAP);
+}
+
+/* plain mode: the writer says which call it is in (same addresses in both processes, fork),
+ * and the reader which write the next handler makes. */
+enum { CALL_NEW_TXN, CALL_SAME_TXN, CALL_CLEAR, CALL_CLASSES };
+enum { HANDLER_SET_TRACE, HANDLER_SET_CONTEXT, HANDLER_CLEAR };
+static volatile struct {
+    sig_atomic_t calling; /* 1 from just before an API call to just after it returned */
+    sig_atomic_t call_k;  /* the context that call publishes (0: none) */
+    sig_atomic_t call_class;
+    sig_atomic_t handler; /* HANDLER_… */
+} plain;
+
+/* A plain write of the handler's own context (or a clear), no restore: what the thread shows
+ * once the call it interrupted has returned tells whether that call ended last. */
+static void plain_write(int sig)
+{
+    (void)sig;
+    in_handler = 1;
+    uint8_t trace[16], span[8], txn[8];
+    context_of(NESTED_K, trace, span, txn);
+    if (plain.handler == HANDLER_SET_TRACE) {
+        set_trace(trace, span, txn, NESTED_K & 1);
+    } else if (plain.handler == HANDLER_SET_CONTEXT) {
+        proflink_context b;
+        memcpy(b.trace_id, trace, 16);
+        memcpy(b.span_id, span, 8);
+        memcpy(b.transaction_id, txn, 8);
+        b.trace_flags = NESTED_K & 1;
+        memset(b.reserved, 0, sizeof b.reserved);
+        set_context(&b);
+    } else {
+        clear_trace();
+    }
+    in_handler = 2; /* its write returned: the reader sees whether it was left hidden */
+    if (run_fast)
+        raise(SIGTRAP);
+    in_handler = 0;
+}
+
+static void plain_call_begin(int cls, int k)
+{
+    plain.call_k = k;
+    plain.call_class = cls;
+    plain.calling = 1;
+}
+
+static struct { uint8_t trace[16], span[8], txn[8]; } plain_ids[CONTEXTS + 1];
+
+static void plain_set(int cls, int k)
+{
+    plain_call_begin(cls, k);
+    set_trace(plain_ids[k].trace, plain_ids[k].span, plain_ids[k].txn, (uint8_t)(k & 1));
+    plain.calling = 0;
+}
+
+static void plain_clear(void)
+{
+    plain_call_begin(CALL_CLEAR, 0);
+    clear_trace();
+    plain.calling = 0;
+}
+
+/* Each transaction's first context (odd k), then spans of it (the inline path while OTel
+ * records are on; a clear keeps the transaction's entry for them) and clears: two sets to a
+ * clear, which has half as many points to interrupt. The ids are made beforehand: the steps
+ * between the calls are few. */
+static void write_plain(void)
+{
+    for (int k = 1; k <= CONTEXTS; k++)
+        context_of(k, plain_ids[k].trace, plain_ids[k].span, plain_ids[k].txn);
+    for (;;) {
+        for (int k = 1; k < CONTEXTS; k += 2) {
+            plain_set(CALL_NEW_TXN, k);
+            plain_set(CALL_SAME_TXN, k + 1);
+            plain_set(CALL_SAME_TXN, k);
+            plain_clear();
+            plain_set(CALL_SAME_TXN, k + 1);
+            plain_set(CALL_SAME_TXN, k);
+            plain_clear();
+        }
+        rounds++;
+    }
 }
 
 static int with_attrs; /* records mode: attribute edits between the sets and clears */
@@ -278,6 +370,7 @@ static int whole_k(const uint8_t trace[16], const uint8_t span[8], const uint8_t
 static uint8_t fixed[OTEL_ATTRS_CAP];
 static uint16_t fixed_len;
 static int last_published; /* the last sample saw both records published */
+static int apm_k, otel_k;   /* the last sample's context in each record: k, 0 none, -1 hidden */
 static long hidden, whole, seen_k[NESTED_K + 1], injected;
 /* the library's code: where a signal is injected (so that it interrupts a write) */
 
@@ -359,13 +452,17 @@ static void check_records(uint64_t apm_slot, uint64_t otel_slot, uint64_t apm_at
     if (r.valid > 1 || o.valid > 1)
         fail("%s", "a valid byte other than 0 or 1");
     int any_hidden = 0;
+    apm_k = otel_k = -1;
     if (!r.valid) {
         any_hidden = 1;
-    } else if (r.trace_present) {
+    } else if (!r.trace_present) {
+        apm_k = 0;
+    } else {
         int k = whole_k(r.trace_id, r.span_id, r.transaction_id, r.trace_flags);
         if (!k)
             fail("%s", "apmint record marked valid mixes two contexts");
         seen_k[k]++;
+        apm_k = k;
     }
     if (!otel_at) {
         /* nothing to read */
@@ -381,6 +478,7 @@ static void check_records(uint64_t apm_slot, uint64_t otel_slot, uint64_t apm_at
         const char *why = otel_attrs_bad(&o, k);
         if (why)
             fail("OTel record marked valid: %s", why);
+        otel_k = k;
     }
     last_published = !any_hidden;
     if (any_hidden)
@@ -458,6 +556,90 @@ static void poke_flag(volatile sig_atomic_t *p, sig_atomic_t v)
  * instructions would have the interrupted write start over forever. */
 #define INJECT_SPREAD 61
 
+/* plain mode: each class of call is interrupted at each of its library instructions in turn
+ * (a call at instruction n of its own, n one more than at the class's last call), with one
+ * handler write for a whole sweep; a sweep ends at the first call of its class that returned
+ * before its turn came. A class's calls run the same instructions, so two sweeps put a set and
+ * a clear at every point of them. */
+static const int sweep_handler[4] = {HANDLER_SET_TRACE, HANDLER_CLEAR, HANDLER_SET_CONTEXT,
+                                     HANDLER_CLEAR};
+static long target[CALL_CLASSES] = {1, 1, 1}, swept[CALL_CLASSES], ended, late;
+/* the call last seen beginning: its context is peeked then (between two calls the writer
+ * already holds the next one's); -1: none yet */
+static int call_k = -1, call_class, in_call, call_partial, call_counted;
+static long call_steps;
+static enum { H_NONE, H_SENT, H_NESTED, H_OUTERMOST } handler_state;
+static int handler_k; /* the context the handler's write publishes (0: a clear) */
+
+/* Once the call returned (and no handler runs), its context is published in both records. A
+ * handler's write nested in the call's (it left the records hidden) must not outlive it; one
+ * that was not (it landed before the call's write began or after it ended, and published its
+ * own whole) may leave its context, which counts as late. */
+static void check_after_call(int otel_on)
+{
+    int k = call_k;
+    int otel_seen = !otel_on ? apm_k : otel_k < 0 ? 0 : otel_k; /* OTel hidden: detached */
+    if (apm_k < 0)
+        fail("%s", "the apmint record is hidden after the call returned");
+    char what[160];
+    int ok = apm_k == k && otel_seen == k;
+    if (!ok && !(handler_state == H_OUTERMOST && apm_k == handler_k && otel_seen == handler_k)) {
+        snprintf(what, sizeof what, "the call of context %d returned, a %s handler's write in it "
+                 "(context %d): records show %d and %d", k,
+                 handler_state == H_NESTED ? "nested" : handler_state == H_OUTERMOST ? "whole"
+                                                                                      : "no",
+                 handler_k, apm_k, otel_seen);
+        fail("%s", what);
+    }
+    if (call_counted)
+        return;
+    call_counted = 1;
+    if (handler_state == H_NESTED)
+        ended++;
+    if (!ok)
+        late++;
+}
+
+/* After each instruction in plain mode: follows the writer's calls, checks what each leaves,
+ * and says when to inject the handler (*sig). */
+static void plain_step(int *sig, unsigned long at, int otel_on)
+{
+    int calling = peek_flag(&plain.calling), h = peek_flag(&in_handler);
+    if (h == 2 && handler_state == H_SENT)
+        handler_state = apm_k < 0 ? H_NESTED : H_OUTERMOST;
+    if (calling && !in_call) {
+        in_call = 1;
+        call_class = peek_flag(&plain.call_class);
+        call_k = peek_flag(&plain.call_k);
+        call_partial = step == 0; /* stepping began inside it: its count would be off */
+        call_steps = 0;
+        call_counted = 0;
+        handler_state = H_NONE;
+    } else if (!calling && in_call) {
+        in_call = 0;
+        if (handler_state == H_SENT)
+            fail("%s", "the handler's write was never seen returning");
+        if (handler_state != H_NONE)
+            target[call_class]++;
+        else if (!call_partial && call_class != CALL_NEW_TXN)
+            target[call_class] = 1, swept[call_class]++;
+    }
+    if (!calling && !h && call_k >= 0)
+        check_after_call(otel_on);
+    /* not in a new transaction's set: its hex entry makes it long, and sweeping it would take
+     * most of the run (the handlers' own sets and the calls starting over run that path) */
+    if (in_call && !call_partial && call_class != CALL_NEW_TXN && handler_state == H_NONE &&
+        !h && !*sig && at >= lib_lo && at < lib_hi && ++call_steps == target[call_class]) {
+        int kind = sweep_handler[swept[call_class] % 4];
+        poke_flag(&plain.handler, kind);
+        handler_k = kind == HANDLER_CLEAR ? 0 : NESTED_K;
+        handler_state = H_SENT;
+        *sig = SIGUSR1;
+        injected++;
+        ring[step % 256].inj = 1;
+    }
+}
+
 static void writer_gone(int status)
 {
     printf("FAIL step %ld: the writer is gone (status 0x%x: %s)\n", step, status,
@@ -489,6 +671,10 @@ static void single_step(long steps, int mode, const uint64_t addr[4])
             continue;
         }
         check_records(addr[0], addr[1], addr[2], addr[3]);
+        if (mode == 'l') {
+            plain_step(&sig, pc(), addr[3] != 0);
+            continue;
+        }
         if (mode != 'n')
             continue;
         if (!armed && last_published && !peek_flag(&in_handler))
@@ -508,11 +694,11 @@ static void single_step(long steps, int mode, const uint64_t addr[4])
 int main(int argc, char **argv)
 {
     if (argc != 3 || (strcmp(argv[1], "records") != 0 && strcmp(argv[1], "nested") != 0 &&
-                      strcmp(argv[1], "process") != 0)) {
-        fprintf(stderr, "usage: api_stepped_writes records|nested|process STEPS\n");
+                      strcmp(argv[1], "plain") != 0 && strcmp(argv[1], "process") != 0)) {
+        fprintf(stderr, "usage: api_stepped_writes records|nested|plain|process STEPS\n");
         return 2;
     }
-    int mode = argv[1][0];
+    int mode = strcmp(argv[1], "plain") == 0 ? 'l' : argv[1][0]; /* 'p' is process */
     with_attrs = mode == 'r';
     step_trace = getenv("STEP_TRACE") != NULL;
     records_mode = mode != 'p';
@@ -531,7 +717,7 @@ int main(int argc, char **argv)
         close(pfd[0]);
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
-        sa.sa_handler = nested_scope;
+        sa.sa_handler = mode == 'l' ? plain_write : nested_scope;
         sa.sa_flags = SA_RESTART;
         sigaction(SIGUSR1, &sa, NULL);
         /* the records as they stand with no trace: the fixed attributes alone */
@@ -559,6 +745,8 @@ int main(int argc, char **argv)
             write(pfd[1], fixed, n) != n)
             _exit(2);
         close(pfd[1]);
+        if (mode == 'l')
+            write_plain();
         if (mode != 'p')
             write_records();
         write_process();
@@ -602,8 +790,12 @@ int main(int argc, char **argv)
         int contexts = 0;
         for (int k = 1; k <= NESTED_K; k++)
             contexts += seen_k[k] > 0;
-        printf("steps %ld hidden %ld whole %ld contexts %d nested %ld rounds %ld\n", steps, hidden,
+        printf("steps %ld hidden %ld whole %ld contexts %d nested %ld rounds %ld", steps, hidden,
                whole, contexts, injected, r);
+        if (mode == 'l')
+            printf(" ended %ld late %ld set_swept %ld clear_swept %ld", ended, late,
+                   swept[CALL_SAME_TXN], swept[CALL_CLEAR]);
+        printf("\n");
     } else {
         printf("steps %ld writing %ld publications %ld\n", steps, writing, publications);
     }
