@@ -42,6 +42,7 @@ envs=(-- bare -- empty "LD_PRELOAD=$PWD/$B/libempty.so"
       -- crowded "LD_PRELOAD=$LIB" "TMPDIR=$crowded")
 if [ -n "$BASE_LIB" ]; then
     envs+=(-- base_unselected "LD_PRELOAD=$BASE_LIB" PROFLINK_INCLUDE=/nothing/matches
+           -- base_disabled "LD_PRELOAD=$BASE_LIB" ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=false
            -- base_served "LD_PRELOAD=$BASE_LIB" "TMPDIR=$empty"
            -- base_crowded "LD_PRELOAD=$BASE_LIB" "TMPDIR=$crowded")
 fi
@@ -58,7 +59,7 @@ se=$((bare + $(add served))) sc=$((bare + $(add crowded)))
 echo "served, 100,000 look-alikes in the socket dir:  +$(add crowded) us   start $(ratio "$sc" "$se")x the empty dir's (target <= 1.2)"
 if [ -n "$BASE_LIB" ]; then
     be=$((bare + $(add base_served))) bc=$((bare + $(add base_crowded)))
-    echo "BENCH_BASE: not served +$(add base_unselected) us, served +$(add base_served) us, crowded +$(add base_crowded) us (start $(ratio "$bc" "$be")x)"
+    echo "BENCH_BASE: not served +$(add base_unselected) us (ENABLED=false +$(add base_disabled) us), served +$(add base_served) us, crowded +$(add base_crowded) us (start $(ratio "$bc" "$be")x)"
 fi
 # The other C library's program: the glibc build preloaded into a musl program (an inherited
 # LD_PRELOAD) stays inactive after one check that makes no system call.

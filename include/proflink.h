@@ -15,6 +15,8 @@
  *    record that mixes two contexts. The interrupted call ends last, so its context is the one
  *    left published; while the handler's nested call runs, samples see the thread without
  *    context; an interrupted attribute edit keeps only its own attribute (and the fixed ones).
+ *    (A handler that lands in the call's last few instructions, once its write is over, runs
+ *    as if the call had returned: its own context stays.)
  *  - Never aborts, exits or raises: bad arguments are ignored or reported by the return value.
  *
  * Finding the functions: either link with -lproflink (pkg-config proflink), or look them up at
