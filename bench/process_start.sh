@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Process start with proflink loaded, against bare, in one run (called by bench/run.sh):
-# fork+exec+wait of /bin/true under each environment, interleaved rounds, each figure the
+# fork+exec+wait of /bin/true under each environment, rounds in shuffled order, each figure the
 # median over the rounds of (its start - bare's start in the same round). Then what stays
 # steady on a noisy machine: instructions (callgrind, ld.so and library included), page faults
 # (perf stat) and system calls (strace -c) of one start.
@@ -46,7 +46,7 @@ if [ -n "$BASE_LIB" ]; then
            -- base_served "LD_PRELOAD=$BASE_LIB" "TMPDIR=$empty"
            -- base_crowded "LD_PRELOAD=$BASE_LIB" "TMPDIR=$crowded")
 fi
-echo "== process start of /bin/true (fork+exec+wait, $ROUNDS interleaved rounds; added = median of per-round differences to bare) =="
+echo "== process start of /bin/true (fork+exec+wait, $ROUNDS rounds in shuffled order; added = median of per-round differences to bare) =="
 out=$(PROFLINK_LOG=off $B/process_start "$ROUNDS" /bin/true "${envs[@]}")
 bare=$(echo "$out" | val bare_us)
 add() { echo "$out" | val "$1_added_us"; }
