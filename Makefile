@@ -79,7 +79,7 @@ MUSL_SONAME := elastic-jvmti-linux-proflink-musl-$(ARCH).so
 MUSL_LIB    := $(BUILD)/musl/$(MUSL_SONAME)
 
 TOOL_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g $(WARN) -Iinclude -Itools
-TOOL_COMMON := $(sort $(wildcard tools/target/*.c))
+TOOL_COMMON := $(sort $(wildcard tools/common/*.c))
 AGENT_SRCS  := $(sort $(wildcard tools/agent/agent_*.c))
 
 ALL := $(LIB) $(BUILD)/libproflink.so $(BUILD)/libproflink.a

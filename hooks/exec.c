@@ -15,7 +15,7 @@
 #include "leaves/export.h"
 #include "next_symbol.h"
 #include "start/runtime.h"
-#include "start/runtime_state.h"
+#include "leaves/runtime_state.h"
 #include "leaves/sys_calls.h"
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);

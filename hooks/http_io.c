@@ -31,8 +31,8 @@
 #include "http/http_conn.h"
 #include "http/http_thread.h"
 #include "next_symbol.h"
-#include "messages/reader_lazy.h"
-#include "start/runtime_state.h"
+#include "delivery/deliverer_lazy.h"
+#include "leaves/runtime_state.h"
 #include "leaves/sys_calls.h"
 
 #ifdef __GLIBC__

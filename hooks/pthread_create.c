@@ -15,8 +15,8 @@
 #include "start/fork_sequence.h"
 #include "leaves/pthread_real.h"
 #include "start/provider.h"
-#include "messages/reader_lazy.h"
-#include "start/runtime_state.h"
+#include "delivery/deliverer_lazy.h"
+#include "leaves/runtime_state.h"
 #include "context/thread_records.h"
 
 /* In the static archive, pthread_wrap.c (a separate member) calls proflink_create_with_records,

@@ -24,7 +24,7 @@
 #include "fd_closing.h"
 #include "next_symbol.h"
 #include "start/otel_ctx_watch.h"
-#include "start/runtime_state.h"
+#include "leaves/runtime_state.h"
 
 typedef int (*prctl_fn)(int, unsigned long, unsigned long, unsigned long, unsigned long);
 typedef long (*syscall_fn)(long, long, long, long, long, long, long);

@@ -44,7 +44,7 @@ wait_records() {
     mkfifo "$BATS_TEST_TMPDIR/go"
     # dash searches PATH itself: execve in the missing directory fails first, then python3 runs.
     # The new image waits in select(): proflink's threads start at a program's first wait or
-    # thread (reader_lazy.h), never in a single-threaded program that did neither, so that is
+    # thread (deliverer_lazy.h), never in a single-threaded program that did neither, so that is
     # when it writes records. The shell image opens the FIFO at start all the same, and closes
     # it when it execs: a plain reader sees end of file there.
     # shellcheck disable=SC2016 # expanded by the shell under test

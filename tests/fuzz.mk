@@ -8,8 +8,8 @@ FUZZ_TIME   ?= 20
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -Iinclude -Ipreload \
                -fno-omit-frame-pointer
 FUZZ_DEPS   := tests/fuzz/standalone.h tests/fuzz/fuzz_messages.c preload/deferral/accum.c preload/deferral/accum.h \
-               preload/leaves/base64url.c preload/leaves/base64url.h preload/messages/json.c preload/messages/json.h preload/messages/messages.c \
-               preload/messages/messages.h preload/context/records.c preload/context/records.h include/proflink.h \
+               preload/leaves/base64url.c preload/leaves/base64url.h preload/leaves/json.c preload/leaves/json.h preload/messages/messages.c \
+               preload/messages/messages.h preload/messages/json_lines.c preload/messages/json_lines.h include/proflink.h \
                tests/fuzz/fuzz_attrs.c preload/context/otel_attrs.c preload/context/otel_attrs.h preload/leaves/clock.c \
                preload/leaves/clock.h preload/leaves/random.c preload/leaves/random.h preload/leaves/utf8.c preload/leaves/utf8.h
 
@@ -45,7 +45,7 @@ fuzz: $(FUZZ_DEPS) | $(BUILD)
 FUZZ_HTTP_DEPS := tests/fuzz/fuzz_http_scan.c tests/fuzz/fuzz_http_resp.c tests/fuzz/http_scan_seed \
                   tests/fuzz/http_resp_seed \
                   preload/http/http_scan.c \
-                  preload/http/http_scan.h preload/context/ids.c preload/context/ids.h
+                  preload/http/http_scan.h preload/leaves/ids.c preload/leaves/ids.h
 fuzz: fuzz-http
 fuzz-http: $(FUZZ_HTTP_DEPS) | $(BUILD)
 	@mkdir -p $(BUILD)/fuzz/http_corpus && cp tests/fuzz/http_scan_seed $(BUILD)/fuzz/http_corpus/
@@ -56,8 +56,8 @@ fuzz-http: $(FUZZ_HTTP_DEPS) | $(BUILD)
 # The OpenTelemetry process context's payload encoder (tests/fuzz/fuzz_otel_payload.c), the same way.
 FUZZ_OTEL_DEPS := tests/fuzz/standalone.h tests/fuzz/fuzz_otel_payload.c preload/publish/otel_payload.c \
                   preload/publish/otel_payload.h preload/publish/protobuf_writer.c preload/publish/protobuf_writer.h \
-                  preload/publish/resource_attrs.c preload/publish/resource_attrs.h preload/leaves/utf8.c preload/leaves/utf8.h \
-                  preload/context/ids.c preload/context/ids.h
+                  preload/config/resource_attrs.c preload/config/resource_attrs.h preload/leaves/utf8.c preload/leaves/utf8.h \
+                  preload/leaves/ids.c preload/leaves/ids.h
 fuzz: fuzz-otel-payload
 .PHONY: fuzz-otel-payload
 fuzz-otel-payload: $(FUZZ_OTEL_DEPS) | $(BUILD)

@@ -33,7 +33,7 @@ start_msg_target() {
     SOCK=
     [[ " $* " == *" ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=false "* ]] ||
         SOCK=$(socket_of "$TARGET_PID")
-    # a FIFO's records start at the program's first wait for work or thread (reader_lazy.h):
+    # a FIFO's records start at the program's first wait for work or thread (deliverer_lazy.h):
     # the target waits once, as the server it stands for would
     if [[ " $* " == *" PROFLINK_FIFO="* ]]; then
         cmd poll
@@ -42,7 +42,7 @@ start_msg_target() {
 }
 
 # api_start — a first message-side API call (proflink_samples_delay_ms), which starts the reader
-# thread (preload/messages/reader_lazy.h); returns once it answered.
+# thread (preload/delivery/deliverer_lazy.h); returns once it answered.
 api_start() {
     local before
     before=$(lines '^delay ')

@@ -34,7 +34,7 @@ load helpers
     map=$("$PY" "$ROOT/tests/module_calls.py" "$ROOT/build/obj" --map | grep -e ' -> ') || true
     echo "$map"
     # the map covers the library (a layer's module and the hooks' are there)
-    grep -q '^preload/messages/reader -> ' <<<"$map"
+    grep -q '^preload/delivery/deliverer -> ' <<<"$map"
     grep -q '^hooks/pthread_create -> .*preload/leaves/pthread_real' <<<"$map"
     run grep -E '^preload/[^ ]+ -> .*hooks/' <<<"$map"
     [ "$status" -eq 1 ]
@@ -53,6 +53,6 @@ load helpers
     run "$PY" "$ROOT/tests/module_calls.py" "$ROOT/build/obj" --hooked
     echo "$output"
     [ "$status" -eq 0 ]
-    expected=$'preload/messages/intake prctl\npreload/messages/reader prctl\npreload/publish/otel_process_ctx prctl'
+    expected=$'preload/delivery/deliverer prctl\npreload/messages/receiver prctl\npreload/publish/otel_process_ctx prctl'
     [ "$output" = "$expected" ]
 }

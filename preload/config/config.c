@@ -11,7 +11,7 @@
 #include "exe_path.h"
 #include "leaves/log.h"
 #include "leaves/text.h"
-#include "publish/resource_attrs.h"
+#include "resource_attrs.h"
 #include "leaves/utf8.h"
 #include "leaves/sys_calls.h"
 #include "leaves/str.h"

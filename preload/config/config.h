@@ -7,7 +7,7 @@
 #include <limits.h>
 #include <stdint.h>
 
-#include "context/ids.h"
+#include "leaves/ids.h"
 
 enum profiling_mode { MODE_AUTO, MODE_TRUE, MODE_FALSE };
 

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "leaves/export.h"
-#include "start/runtime_state.h"
-#include "messages/stats.h"
+#include "leaves/runtime_state.h"
+#include "leaves/stats.h"
 
 _Static_assert(sizeof(struct apm_record) == 37, "apmint thread record is 37 bytes");
 _Static_assert(sizeof(struct otel_record) == OTEL_RECORD_MAX, "OTel record: 640 bytes");

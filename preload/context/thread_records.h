@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ids.h"
+#include "leaves/ids.h"
 
 /* Elastic apmint thread record, docs/formats.md. Packed, native endian. */
 struct apm_record {

@@ -17,10 +17,10 @@
 #include "leaves/log.h"
 #include "messages/profiler_state.h"
 #include "pull_queue.h"
-#include "context/records.h"
-#include "start/runtime_state.h"
+#include "messages/json_lines.h"
+#include "leaves/runtime_state.h"
 #include "leaves/spin.h"
-#include "messages/stats.h"
+#include "leaves/stats.h"
 #include "txqueue.h"
 #include "leaves/raw_syscall.h"
 

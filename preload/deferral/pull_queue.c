@@ -20,7 +20,7 @@
 #include "leaves/fd_identity.h"
 #include "leaves/fd_safe.h"
 #include "leaves/lock_reset.h"
-#include "messages/stats.h"
+#include "leaves/stats.h"
 #include "leaves/real_calls.h"
 #include "leaves/raw_syscall.h"
 #include "leaves/sys_calls.h"

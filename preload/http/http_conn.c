@@ -5,10 +5,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "start/runtime_state.h"
+#include "leaves/runtime_state.h"
 
 #include "leaves/export.h"
-#include "messages/stats.h"
+#include "leaves/stats.h"
 #include "leaves/sys_calls.h"
 
 PROFLINK_EXPORT _Atomic uint32_t proflink_http_reading;

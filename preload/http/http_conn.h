@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "http_scan.h"
-#include "context/ids.h"
+#include "leaves/ids.h"
 
 /* Descriptors are ints: 2^15 top entries of 2^16 slots each cover them all. A leaf is reserved
  * (not committed) memory; only the pages of descriptors in use are ever touched. */

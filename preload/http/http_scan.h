@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "context/ids.h"
+#include "leaves/ids.h"
 
 /* Only the first 8 KiB of a head are read: enough for any real request head carrying a
  * traceparent (nginx's and Node's default limits for one header line / a whole head are 8 KiB

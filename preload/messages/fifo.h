@@ -15,7 +15,7 @@
 
 #include <stddef.h>
 
-#include "context/records.h"
+#include "json_lines.h"
 
 /* Once per process image, before the reader starts. path "" = off. */
 void fifo_init(const char *path);

@@ -10,7 +10,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "wakeup.h"
+#include "leaves/wakeup.h"
 
 _Static_assert((PENDING_MAX & (PENDING_MAX - 1)) == 0, "PENDING_MAX is a power of two");
 

@@ -8,7 +8,7 @@
 #include "config/config.h"
 #include "proflink.h"
 #include "protobuf_writer.h"
-#include "resource_attrs.h"
+#include "config/resource_attrs.h"
 #include "leaves/utf8.h"
 
 /* ProcessContext (opentelemetry.proto.processcontext.v1development) and the OTLP common

@@ -70,11 +70,11 @@
 #include "leaves/raw_syscall.h"
 #include "messages/profiler_state.h"
 #include "deferral/pull_queue.h"
-#include "messages/reader.h"
+#include "delivery/deliverer.h"
 #include "runtime.h"
-#include "runtime_state.h"
-#include "messages/stats.h"
-#include "publish/tracer_resource.h"
+#include "leaves/runtime_state.h"
+#include "leaves/stats.h"
+#include "tracer_resource.h"
 #include "leaves/raw_syscall.h"
 
 static void take_locks(void)

@@ -8,7 +8,7 @@
 
 #include "leaves/log.h"
 #include "publish/otel_process_ctx.h"
-#include "runtime_state.h"
+#include "leaves/runtime_state.h"
 #include "context/thread_records.h"
 #include "leaves/raw_syscall.h"
 

@@ -1,9 +1,9 @@
 /* provider.c — see provider.h. */
 #include "provider.h"
 
-#include "messages/reader_lazy.h"
-#include "provider_relay.h"
-#include "runtime_state.h"
+#include "delivery/deliverer_lazy.h"
+#include "messages/provider_relay.h"
+#include "leaves/runtime_state.h"
 
 void provider_check(void)
 {

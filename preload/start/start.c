@@ -14,10 +14,10 @@
 #include "leaves/log.h"
 #include "leaves/start_path.h"
 #include "proflink.h"
-#include "messages/reader.h"
-#include "context/records.h"
+#include "delivery/deliverer.h"
+#include "messages/json_lines.h"
 #include "runtime.h"
-#include "runtime_state.h"
+#include "leaves/runtime_state.h"
 #include "context/thread_records.h"
 
 /* The decision comes first and costs next to nothing: proflink may be listed in

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "../../preload/http/http_scan.c"
-#include "../../preload/context/ids.c"
+#include "../../preload/leaves/ids.c"
 
 #define MAX_EVENTS 4096
 

@@ -14,10 +14,10 @@
 #include "../../preload/leaves/base64url.c"
 #include "../../preload/leaves/clock.c"
 #include "../../preload/leaves/fd_safe.c"
-#include "../../preload/messages/json.c"
+#include "../../preload/leaves/json.c"
 #include "../../preload/messages/messages.c"
 #include "../../preload/leaves/random.c"
-#include "../../preload/context/records.c"
+#include "../../preload/messages/json_lines.c"
 #include "../../preload/leaves/utf8.c"
 
 static void fail(const char *why)

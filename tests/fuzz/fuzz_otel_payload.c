@@ -24,10 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../preload/context/ids.c"
+#include "../../preload/leaves/ids.c"
 #include "../../preload/publish/otel_payload.c"
 #include "../../preload/publish/protobuf_writer.c"
-#include "../../preload/publish/resource_attrs.c"
+#include "../../preload/config/resource_attrs.c"
 #include "../../preload/leaves/utf8.c"
 
 #define MAX_ITEMS 512   /* KeyValues decoded or modelled: inputs are at most a few KiB */

@@ -7,7 +7,7 @@
  * The children of those processes (pre-fork workers) are sampled too, looked for every 100 ms.
  * OUT gets one line per thread and tick: "<t0> <t1> <pid> <tid> <trace id or ->", t0/t1 the
  * CLOCK_MONOTONIC nanoseconds just before and after the read. A thread's pointer is read once,
- * with a short ptrace stop (tools/target/target_threads.c), the first time the thread is seen. */
+ * with a short ptrace stop (tools/common/target_threads.c), the first time the thread is seen. */
 #include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../tools/target/target_threads.c"
-#include "../../tools/target/target_util.c"
+#include "../../tools/common/target_threads.c"
+#include "../../tools/common/target_util.c"
 
 #define MAX_THREADS 4096
 #define MAX_PROCS 64

@@ -24,13 +24,13 @@
 #include "config/exe_path.c"
 #include "config/config_file.c"
 #include "leaves/fd_safe.c"
-#include "context/ids.c"
+#include "leaves/ids.c"
 #include "leaves/log.c"
 #include "publish/otel_payload.c"
 #include "publish/otel_process_ctx.c"
 #include "publish/protobuf_writer.c"
 #include "leaves/random.c"
-#include "publish/resource_attrs.c"
+#include "config/resource_attrs.c"
 #include "leaves/utf8.c"
 
 #include <inttypes.h>

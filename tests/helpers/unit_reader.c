@@ -17,14 +17,14 @@
 #include "../../preload/leaves/base64url.c"
 #include "../../preload/leaves/clock.c"
 #include "../../preload/leaves/fd_safe.c"
-#include "../../preload/messages/json.c"
+#include "../../preload/leaves/json.c"
 #include "../../preload/messages/messages.c"
 #include "../../preload/messages/pending.c"
 #include "../../preload/leaves/random.c"
-#include "../../preload/context/records.c"
+#include "../../preload/messages/json_lines.c"
 #include "../../preload/deferral/txqueue.c"
 #include "../../preload/leaves/utf8.c"
-#include "../../preload/messages/wakeup.c"
+#include "../../preload/leaves/wakeup.c"
 
 #include "check.h"
 

@@ -7,9 +7,9 @@
 
 #include <stddef.h>
 
-#include "target/target_json.h"
-#include "target/target_pb.h"
-#include "target/target_records.h"
+#include "common/target_json.h"
+#include "common/target_pb.h"
+#include "common/target_records.h"
 
 struct agent_by_group {
     char *value; /* len bytes plus a NUL */

@@ -3,10 +3,10 @@
 
 #include <string.h>
 
-#include "target/target_otel.h"
-#include "target/target_records.h"
-#include "target/target_threads.h"
-#include "target/target_util.h"
+#include "common/target_otel.h"
+#include "common/target_records.h"
+#include "common/target_threads.h"
+#include "common/target_util.h"
 
 /* The key map is an array of at most this many names (OTEP 4947 key indexes are one byte). */
 #define KEY_MAP_MAX 256

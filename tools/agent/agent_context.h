@@ -9,7 +9,7 @@
 #include <sys/types.h>
 
 #include "agent_by.h"
-#include "target/target_attach.h"
+#include "common/target_attach.h"
 
 struct agent_context {
     const struct target *t; /* attached: TLS offsets found */

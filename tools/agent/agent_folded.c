@@ -1,7 +1,7 @@
 /* agent_folded.c — see agent_folded.h. */
 #include "agent_folded.h"
 
-#include "target/target_util.h"
+#include "common/target_util.h"
 
 static void frame(FILE *f, const char *s, size_t n)
 {

@@ -8,8 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "target/target_json.h"
-#include "target/target_util.h"
+#include "common/target_json.h"
+#include "common/target_util.h"
 
 struct child {
     pid_t target, pid;

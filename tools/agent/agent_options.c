@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "proflink.h"
-#include "target/target_util.h"
+#include "common/target_util.h"
 
 static void usage(FILE *f)
 {

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "target/target_pids.h"
+#include "common/target_pids.h"
 
 /* Bounds of -d and -f: an hour is longer than any look at a service needs; above 1000 Hz a
  * sample's ptrace stop costs more than the period between samples. */

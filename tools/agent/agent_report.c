@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "target/target_json.h"
-#include "target/target_util.h"
+#include "common/target_json.h"
+#include "common/target_util.h"
 
 static void base64url(const uint8_t id[16], char out[23])
 {

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "target/target_threads.h"
+#include "common/target_threads.h"
 
 void agent_sampler_init(struct agent_sampler *s, pid_t pid)
 {

@@ -15,7 +15,7 @@
 #include "agent_symbolize.h"
 #include "agent_tally.h"
 #include "agent_unwind.h"
-#include "target/target_attach.h"
+#include "common/target_attach.h"
 
 /* How often queued correlations are sent, in bursts as the profiler sends them; a registered
  * samples-delay-ms shorter than this lets transactions go out before their last samples come. */

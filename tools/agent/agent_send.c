@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "target/target_util.h"
+#include "common/target_util.h"
 
 int agent_sender_open(struct agent_sender *s, const char *path, char *err)
 {

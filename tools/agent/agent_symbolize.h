@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "target/target_elf.h"
-#include "target/target_maps.h"
+#include "common/target_elf.h"
+#include "common/target_maps.h"
 
 struct agent_symbols {
     pid_t pid;

@@ -6,7 +6,7 @@
 
 #include <libunwind-ptrace.h>
 
-#include "target/target_util.h"
+#include "common/target_util.h"
 
 int agent_unwinder_init(struct agent_unwinder *u, char *err)
 {

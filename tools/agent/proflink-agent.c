@@ -76,9 +76,9 @@
 #include "agent_options.h"
 #include "agent_report.h"
 #include "agent_sampling.h"
-#include "target/target_diagnose.h"
-#include "target/target_reader.h"
-#include "target/target_util.h"
+#include "common/target_diagnose.h"
+#include "common/target_reader.h"
+#include "common/target_util.h"
 
 static volatile sig_atomic_t stop_requested;
 

@@ -10,8 +10,8 @@
 
 #include "inspect_checks.h"
 #include "inspect_slots.h"
-#include "target/target_maps.h"
-#include "target/target_selection.h"
+#include "common/target_maps.h"
+#include "common/target_selection.h"
 
 /* The first failed check's reason, or NULL when the profiler would attach. */
 static const char *first_failure(const struct inspect_report *r)

@@ -5,14 +5,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "target/target_diagnose.h"
+#include "common/target_diagnose.h"
 #include "inspect_otel.h"
 #include "inspect_threads.h"
-#include "target/target_copies.h"
-#include "target/target_http.h"
-#include "target/target_netns.h"
-#include "target/target_reader.h"
-#include "target/target_threads.h"
+#include "common/target_copies.h"
+#include "common/target_http.h"
+#include "common/target_netns.h"
+#include "common/target_reader.h"
+#include "common/target_threads.h"
 
 static void skip(struct inspect_report *r, int which, int because)
 {

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "target/target_json.h"
+#include "common/target_json.h"
 
 static const char *const status_json[] = {"pass", "fail", "warn", "skip"};
 

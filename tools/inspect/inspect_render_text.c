@@ -4,7 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "target/target_netns.h"
+#include "common/target_netns.h"
 
 static const char *const status_word[] = {"PASS", "FAIL", "WARN", "SKIP"};
 

@@ -9,11 +9,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "target/target_attach.h"
-#include "target/target_netns.h"
-#include "target/target_otel.h"
-#include "target/target_records.h"
-#include "target/target_util.h"
+#include "common/target_attach.h"
+#include "common/target_netns.h"
+#include "common/target_otel.h"
+#include "common/target_records.h"
+#include "common/target_util.h"
 
 enum inspect_status { ST_PASS, ST_FAIL, ST_WARN, ST_SKIP };
 

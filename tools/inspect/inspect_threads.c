@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "inspect_otel.h"
-#include "target/target_libc_threads.h"
-#include "target/target_threads.h"
+#include "common/target_libc_threads.h"
+#include "common/target_threads.h"
 
 /* How thread pointers are found: the C library's list (no stop) or, with --stop, ptrace. */
 struct tp_source {

@@ -35,7 +35,7 @@
 #include "inspect_render_json.h"
 #include "inspect_render_text.h"
 #include "proflink.h"
-#include "target/target_pids.h"
+#include "common/target_pids.h"
 
 static void usage(void)
 {

@@ -1,4 +1,4 @@
-/* reader.h — the "proflink-reader" thread: delivers the profiler's datagrams that the
+/* deliverer.h — the "proflink-reader" thread: delivers the profiler's datagrams that the
  * "proflink-intake" thread (intake.h) received (callback, FIFO, id table) and releases deferred
  * transactions when their delay has passed; and the start of both threads. */
 #ifndef PROFLINK_READER_H

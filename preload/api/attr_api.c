@@ -3,14 +3,14 @@
  * and the key's registration, no lock, no allocation, no syscall. */
 #include <string.h>
 
-#include "attr_keys.h"
+#include "context/attr_keys.h"
 #include "leaves/export.h"
 #include "start/fork_sequence.h"
-#include "otel_attrs.h"
+#include "context/otel_attrs.h"
 #include "proflink.h"
-#include "start/runtime_state.h"
-#include "messages/stats.h"
-#include "thread_records.h"
+#include "leaves/runtime_state.h"
+#include "leaves/stats.h"
+#include "context/thread_records.h"
 #include "leaves/utf8.h"
 
 _Static_assert(PROFLINK_ATTR_INVALID == ATTR_KEY_INVALID && PROFLINK_ATTR_KEYS_FULL == ATTR_KEY_FULL &&

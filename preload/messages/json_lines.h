@@ -1,4 +1,4 @@
-/* records.h — the JSON lines written to PROFLINK_FIFO (docs/formats.md), one object per line,
+/* json_lines.h — the JSON lines written to PROFLINK_FIFO (docs/formats.md), one object per line,
  * each at most RECORD_MAX bytes including its newline (PIPE_BUF: a write of that size to a pipe
  * is atomic, so a consumer never sees half a record).
  * Every record starts with {"type":T,"pid":P,"ts_ns":N,"service":"…", where ts_ns is the Unix

@@ -3,9 +3,9 @@
 
 #include <string.h>
 
-#include "leaves/export.h"
+#include "export.h"
 #include "proflink.h"
-#include "start/runtime_state.h"
+#include "runtime_state.h"
 
 _Atomic uint64_t proflink_stat_counters[STAT_COUNT];
 

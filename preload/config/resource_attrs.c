@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context/ids.h"
+#include "leaves/ids.h"
 
 #define MEMBER_MAX (64 * 1024)
 

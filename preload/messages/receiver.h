@@ -1,4 +1,4 @@
-/* intake.h — the "proflink-intake" thread: receives the profiler's datagrams into the pending
+/* receiver.h — the "proflink-intake" thread: receives the profiler's datagrams into the pending
  * ring (pending.h), and does nothing else. Started and owned by the reader (reader.c). */
 #ifndef PROFLINK_INTAKE_H
 #define PROFLINK_INTAKE_H

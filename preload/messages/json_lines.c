@@ -1,11 +1,11 @@
-/* records.c — see records.h. */
-#include "records.h"
+/* json_lines.c — see records.h. */
+#include "json_lines.h"
 
 #include <string.h>
 
 #include "leaves/base64url.h"
 #include "leaves/clock.h"
-#include "messages/json.h"
+#include "leaves/json.h"
 
 /* Set once by the constructor before the reader thread exists, read only afterwards. */
 static const char *record_service = "";

@@ -1,4 +1,4 @@
-/* reader_lazy.h — when the reader and intake threads start.
+/* deliverer_lazy.h — when the reader and intake threads start.
  *
  * A process must stay as single-threaded as the program made it until it asks for profiler
  * messages itself: the kernel refuses unshare(CLONE_NEWUSER) and setns() into a mount namespace

@@ -10,10 +10,10 @@
 #include "deferral/deferral.h"
 #include "leaves/export.h"
 #include "start/fork_sequence.h"
-#include "profiler_state.h"
+#include "messages/profiler_state.h"
 #include "deferral/pull_queue.h"
-#include "reader_lazy.h"
-#include "start/runtime_state.h"
+#include "delivery/deliverer_lazy.h"
+#include "leaves/runtime_state.h"
 
 PROFLINK_EXPORT void proflink_set_message_callback(proflink_message_fn fn, void *user)
 {

@@ -1,4 +1,4 @@
-/* reader.c — the "proflink-reader" thread (reader.h), and the start of the intake thread that
+/* deliverer.c — the "proflink-reader" thread (reader.h), and the start of the intake thread that
  * feeds it (intake.h).
  *
  * Two threads per process, each created with every signal blocked (none is ever delivered to
@@ -23,7 +23,7 @@
  * intake wakes it when it hands over the first messages of a burst; application threads wake it
  * when the deferral queue goes from empty to non-empty (pending_wake_reader: a futex wake,
  * async-signal-safe). */
-#include "reader.h"
+#include "deliverer.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -37,15 +37,15 @@
 
 #include "leaves/clock.h"
 #include "deferral/deferral.h"
-#include "fifo.h"
+#include "messages/fifo.h"
 #include "leaves/pthread_real.h"
-#include "intake.h"
+#include "messages/receiver.h"
 #include "leaves/log.h"
-#include "pending.h"
-#include "profiler_state.h"
-#include "reader_lazy.h"
-#include "context/records.h"
-#include "start/runtime_state.h"
+#include "messages/pending.h"
+#include "messages/profiler_state.h"
+#include "deliverer_lazy.h"
+#include "messages/json_lines.h"
+#include "leaves/runtime_state.h"
 #include "leaves/raw_syscall.h"
 #include "leaves/sys_calls.h"
 

@@ -5,7 +5,7 @@
 #include "leaves/export.h"
 #include "start/fork_sequence.h"
 #include "proflink.h"
-#include "tracer_resource.h"
+#include "start/tracer_resource.h"
 
 PROFLINK_EXPORT int proflink_set_resource(const char *attributes)
 {

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "leaves/utf8.h"
+#include "utf8.h"
 
 void jb_init(struct jbuf *b, char *p, size_t cap)
 {

@@ -1,4 +1,4 @@
-/* intake.c — the "proflink-intake" thread (intake.h).
+/* receiver.c — the "proflink-intake" thread (intake.h).
  *
  * Intake speed is message loss. The profiler sends one datagram per sample with MSG_DONTWAIT,
  * in bursts, and the kernel queues at most net.unix.max_dgram_qlen (10 by default) + 1
@@ -62,7 +62,7 @@
  * with it, 1.13/0.98/0.96/0.93/1.13/0.93 and 1.29/1.21/1.32/1.16/1.19/0.94 with the private
  * table; an earlier single run: 0.77/0.85/1.01 and 0.92/0.90/0.94 against 0.97/0.89/0.97 and
  * 1.00/0.93/0.96). */
-#include "intake.h"
+#include "receiver.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -79,8 +79,8 @@
 #include "messages.h"
 #include "pending.h"
 #include "leaves/raw_syscall.h"
-#include "start/provider_relay.h"
-#include "stats.h"
+#include "provider_relay.h"
+#include "leaves/stats.h"
 #include "leaves/real_calls.h"
 #include "leaves/sys_calls.h"
 

@@ -1,14 +1,14 @@
-/* api.c — the context half of the tracer API (include/proflink.h). The set/clear path is one
+/* context_api.c — the context half of the tracer API (include/proflink.h). The set/clear path is one
  * TLS load, a branch and the record stores: no allocation, no lock, no syscall once the
  * calling thread has its block. */
 #include <string.h>
 
 #include "leaves/export.h"
 #include "http/http_thread.h"
-#include "ids.h"
+#include "leaves/ids.h"
 #include "proflink.h"
-#include "start/runtime_state.h"
-#include "thread_records.h"
+#include "leaves/runtime_state.h"
+#include "context/thread_records.h"
 
 /* A thread's first call: its block is made here, out of line, so that the functions below
  * reach it with a tail jump and their common path needs no stack frame (make bench). */

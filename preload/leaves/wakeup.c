@@ -6,7 +6,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 
-#include "leaves/raw_syscall.h"
+#include "raw_syscall.h"
 
 /* The kernel's ABI values (linux/futex.h), spelled out: musl's toolchain has no kernel headers.
  * PRIVATE: the word is never shared with another process. */
