@@ -213,6 +213,7 @@ bench: all bench-bins
 lint:
 	shellcheck -x -s bash $(wildcard tests/*.bats tests/*.bash tests/e2e/*.bats)
 	python3 tests/lint_bats.py $(wildcard tests/*.bats tests/e2e/*.bats)
+	python3 tests/module_tests.py
 	shellcheck -x $(wildcard tests/*.sh bench/*.sh scripts/*.sh packaging/deb/*.sh) scripts/proflink-run scripts/proflink-system scripts/proflink-fifo-cat .ci/run
 
 clean:

@@ -4,6 +4,9 @@
 # their own socket; no way out a library can see leaves a file; a sandboxed program is left
 # alone; the socket directory cannot be turned against its user; a full directory does not
 # slow every start; the inspector disturbs nothing.
+# modules: hooks/setxid.c hooks/exit.c hooks/exec.c hooks/seccomp.c preload/leaves/runtime_state.c
+# modules: hooks/children.c preload/publish/socket.c preload/publish/socket_cleanup.c
+# modules: preload/start/runtime.c
 load helpers
 
 NGINX_PORT=$(free_port)

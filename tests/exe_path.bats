@@ -5,6 +5,7 @@
 # the same file, so a start need not read /proc/self/exe; it must always be what
 # /proc/PID/exe says, through links to directories and to files, "." and "..", for scripts
 # (their interpreter) and for what cannot be resolved (a loop, an unreadable program).
+# modules: preload/config/exe_path.c
 load helpers
 
 CHECK=$ROOT/build/tests/exe_path_check

@@ -2,6 +2,8 @@
 # variants: glibc musl aarch64-glibc aarch64-musl
 # PROFLINK_FIFO: every message and every delivered transaction as a JSON line in a named pipe
 # (docs/formats.md), and a program that never notices what the pipe's reader does.
+# modules: preload/messages/fifo.c preload/messages/json_lines.c preload/leaves/json.c
+# modules: preload/leaves/base64url.c preload/delivery/deliverer.c
 load message_helpers
 
 setup() {

@@ -4,6 +4,9 @@
 # Never harm the host: each test reproduces a way proflink once changed what a program saw (a
 # file's mode, a seccomp kill, a multi-threaded fork child, a hang, a flushed file, files left
 # behind), and runs it with and without the library: the results must be the same.
+# modules: hooks/children.c hooks/exec.c preload/start/fork_sequence.c preload/start/atfork.c
+# modules: hooks/seccomp.c preload/leaves/runtime_state.c preload/publish/socket.c
+# modules: preload/messages/fifo.c preload/messages/receiver.c
 load helpers
 
 setup() {

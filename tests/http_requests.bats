@@ -4,6 +4,8 @@
 # response framing (unit), and connections whose bytes go by where proflink cannot see them or
 # that are closed behind its back: their requests end, and what later takes their number is not
 # read as HTTP. Threads are read from outside with proflink-inspect.
+# modules: preload/http/http_scan.c preload/http/http_conn.c preload/http/http_thread.c
+# modules: hooks/http_io.c
 load helpers
 
 TRACE_A=4bf92f3577b34da6a3ce929d0e0e4736

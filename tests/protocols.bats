@@ -14,6 +14,9 @@
 # do (tests/helpers/api_stepped_ctx_readers.c): OTEP 4719 readers started at every instruction
 # of the writer, their reads spread over the next ones, must accept only payloads that were
 # published. And a thread's records are unpublished before their memory is freed at thread exit.
+# modules: preload/context/thread_records.c preload/context/otel_attrs.c preload/api/context_api.c
+# modules: preload/api/attr_api.c preload/publish/otel_process_ctx.c preload/api/resource_api.c
+# modules: preload/start/tracer_resource.c
 load helpers
 
 STEPS=60000 # a run of the loop takes 10000 to 12000 instructions; each run about 3 s

@@ -7,6 +7,8 @@
 # other library's socket, and say so once; proflink-inspect names the other library.
 # TARGET_PID and SOCK are read by send() (message_helpers.bash)
 # shellcheck disable=SC2034
+# modules: preload/messages/provider_relay.c preload/start/provider.c
+# modules: preload/start/otel_ctx_watch.c
 load message_helpers
 bats_require_minimum_version 1.5.0
 

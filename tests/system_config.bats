@@ -5,6 +5,7 @@
 # whose /etc is an overlay (or a copy): the host's /etc is never touched. Whether a program
 # activated is read from outside with proflink-inspect, as the profiler would.
 # shellcheck shell=bash
+# modules: preload/config/config_file.c preload/config/config.c
 load helpers
 bats_require_minimum_version 1.5.0
 

@@ -11,6 +11,8 @@
 # Figures of each scenario are appended to build/e2e/figures.txt.
 
 # helpers.bash finds the tree from the suite's directory, one level up from here
+# modules: preload/start/mapping_renew.c preload/context/thread_records.c
+# modules: preload/messages/receiver.c preload/deferral/deferral.c
 BATS_TEST_DIRNAME=$(dirname "$BATS_TEST_DIRNAME") load helpers
 
 E2E=$ROOT/build/e2e
