@@ -63,7 +63,7 @@ floors_hold() {
     grep -q '^hooks/pthread_create -> .*preload/leaves/pthread_real' <<<"$map"
     run grep -E '^preload/[^ ]+ -> .*hooks/' <<<"$map"
     [ "$status" -eq 1 ]
-    run grep -E '^preload/leaves/[^ ]+ -> .*(hooks|preload/(start|config|context|publish|messages|deferral|http))/' <<<"$map"
+    run grep -E '^preload/leaves/[^ ]+ -> .*(hooks|preload/(start|config|context|publish|messages|deferral|delivery|http|api))/' <<<"$map"
     [ "$status" -eq 1 ]
 }
 
