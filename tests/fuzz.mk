@@ -69,8 +69,8 @@ fuzz-otel-payload: $(FUZZ_OTEL_DEPS) | $(BUILD)
 FUZZ_HPACK_DEPS := tests/fuzz/standalone.h tests/fuzz/fuzz_hpack.c tests/helpers/hpack_compare.h \
                    preload/http/hpack.c preload/http/hpack.h preload/http/hpack_huffman.h
 FUZZ_LIBS_fuzz_hpack := -lnghttp2
-fuzz: fuzz-hpack
-.PHONY: fuzz-hpack
+fuzz: fuzz-hpack fuzz-h2-frames
+.PHONY: fuzz-hpack fuzz-h2-frames
 ifeq ($(shell pkg-config --exists libnghttp2 2>/dev/null && echo yes),yes)
 fuzz-hpack: $(FUZZ_HPACK_DEPS) | $(BUILD)
 	@mkdir -p $(BUILD)/fuzz/hpack_corpus
@@ -79,3 +79,12 @@ else
 fuzz-hpack:
 	@echo "fuzz_hpack: skipped, libnghttp2-dev is not installed"
 endif
+
+# The HTTP/2 frame reader (tests/fuzz/fuzz_h2_frames.c): the same events however the bytes are cut.
+FUZZ_H2_DEPS := tests/fuzz/standalone.h tests/fuzz/fuzz_h2_frames.c preload/http/h2_frames.c \
+                preload/http/h2_frames.h preload/http/hpack.c preload/http/hpack.h \
+                preload/http/hpack_huffman.h preload/leaves/ids.c preload/leaves/ids.h
+fuzz-h2-frames: $(FUZZ_H2_DEPS) | $(BUILD)
+	@mkdir -p $(BUILD)/fuzz/h2_frames_corpus
+	$(call fuzz_target,fuzz_h2_frames,$(BUILD)/fuzz/h2_frames_corpus,4096,2000)
+

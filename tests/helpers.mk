@@ -43,3 +43,4 @@ HELPER_LIBS_unit_hpack := -lnghttp2
 else
 HELPER_LIBS_unit_hpack := -DPROFLINK_NO_NGHTTP2
 endif
+HELPER_LIBS_unit_h2 := $(HELPER_LIBS_unit_hpack)

@@ -8,28 +8,12 @@
  *   unit_hpack blocks FILE          blocks of another encoder (u32 little-endian length, bytes),
  *                                   fed in order to one table: each must decode alike
  * Prints one line of counts; exits 1 at the first difference, 77 without libnghttp2. */
-#ifdef PROFLINK_NO_NGHTTP2
-#include <stdio.h>
-int main(void)
-{
-    puts("libnghttp2's headers are not installed (libnghttp2-dev)");
-    return 77;
-}
-#else
+#include "nghttp2_test.h"
+#ifndef PROFLINK_NO_NGHTTP2
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "hpack_compare.h"
-
-static uint64_t rng;
-
-static uint32_t rnd(uint32_t n)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return n ? (uint32_t)(rng % n) : 0;
-}
 
 static const char *const NAMES[] = {
     ":method", ":path", ":scheme", ":authority", "traceparent", "tracestate", "user-agent",
