@@ -209,8 +209,15 @@ bench: all bench-bins
 # Every shell file: bats suites and their helpers (bash, no #! line), then the scripts and CI,
 # each in the dialect of its #! line (.shellcheckrc says what is off and why); then the checks
 # of a bats suite that errexit would ignore (`a && b` or `! cmd` before a test's last line),
-# which ShellCheck does not see.
-lint:
+# which ShellCheck does not see. Then the floors of the source tree (tests/module_layers.py): no
+# include runs up, and no reference of the built objects, shared and static, weak ones included
+# (tests/module_calls.py), runs up or closes a circle; and the HPACK Huffman tables are those of
+# their code lengths (tests/hpack_huffman.py).
+lint: $(LIB) $(BUILD)/libproflink.a
+	python3 tests/module_layers.py
+	python3 tests/module_calls.py $(BUILD)/obj
+	python3 tests/module_calls.py $(BUILD)/static
+	python3 tests/hpack_huffman.py --check
 	shellcheck -x -s bash $(wildcard tests/*.bats tests/*.bash tests/e2e/*.bats)
 	python3 tests/lint_bats.py $(wildcard tests/*.bats tests/e2e/*.bats)
 	python3 tests/module_tests.py

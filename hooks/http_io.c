@@ -127,7 +127,7 @@ static uint64_t socket_inode(int fd)
 /* A wait: requests other threads answered meanwhile end here, before and after it. The
  * request a thread has open stays shown across its waits (an event loop continues it after a
  * zero-timeout poll). A server's wait for work is also when proflink's threads may start, if
- * something consumes messages (reader_lazy.h). */
+ * something consumes messages (deliverer_lazy.h). */
 static int around_wait(int r)
 {
     reader_kick();

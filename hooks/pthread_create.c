@@ -47,7 +47,7 @@ BRIDGE int proflink_create_with_records(create_fn next, pthread_t *t, const pthr
     if (!runtime_active())
         return next(t, a, fn, arg);
     provider_check(); /* a JVM creates threads after its agent's library published (provider.h) */
-    reader_kick(); /* the program becomes multi-threaded: ours may start now (reader_lazy.h) */
+    reader_kick(); /* the program becomes multi-threaded: ours may start now (deliverer_lazy.h) */
     struct trace_ctx ctx;
     const struct thread_block *from = thread_initial_context(&ctx);
     struct thread_block *b = thread_block_new(&ctx, from);

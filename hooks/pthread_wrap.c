@@ -5,9 +5,9 @@
  * __real_pthread_create. This file is a separate archive member on purpose: the linker
  * extracts it only when something references __wrap_pthread_create, that is only under --wrap,
  * so a program linked without the option never sees its (then unresolvable) reference to
- * __real_pthread_create. pthread_create.c reaches libc through proflink_wrapped_real_create
- * (a weak reference there) so that proflink's own threads get no record. Both symbols have
- * default visibility so that they stay global if the archive's hidden symbols are localized.
+ * __real_pthread_create. The library's own threads reach libc through a weak reference to
+ * __real_pthread_create (preload/leaves/pthread_real.c) and get no record. The wrapper has
+ * default visibility so that it stays global when the archive's hidden symbols are localized.
  *
  * Preload builds interpose pthread_create directly (pthread_create.c); nothing here. */
 #include <pthread.h>
@@ -20,12 +20,6 @@ typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
 int proflink_create_with_records(create_fn next, pthread_t *t, const pthread_attr_t *a,
                                  void *(*fn)(void *), void *arg);
 int __real_pthread_create(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-
-PROFLINK_EXPORT int proflink_wrapped_real_create(pthread_t *t, const pthread_attr_t *a,
-                                                 void *(*fn)(void *), void *arg)
-{
-    return __real_pthread_create(t, a, fn, arg);
-}
 
 PROFLINK_EXPORT int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a,
                                           void *(*fn)(void *), void *arg)

@@ -35,3 +35,12 @@ $(BUILD)/tests/musl/%: tests/helpers/%.c | $(BUILD)
 
 # An exec target no preload can enter.
 HELPER_LIBS_target_static_true := -static
+
+# The HPACK decoder's reference, libnghttp2 (libnghttp2-dev, tests only): without it the
+# helper says so and exits 77, and its suite skips.
+ifeq ($(shell pkg-config --exists libnghttp2 2>/dev/null && echo yes),yes)
+HELPER_LIBS_unit_hpack := -lnghttp2
+else
+HELPER_LIBS_unit_hpack := -DPROFLINK_NO_NGHTTP2
+endif
+HELPER_LIBS_unit_h2 := $(HELPER_LIBS_unit_hpack)

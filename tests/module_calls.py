@@ -1,13 +1,18 @@
 """module_calls.py OBJDIR [--map | --who-calls SYMBOL | --hooked] — the call graph between the library's modules (one object per
 preload/*/*.c and hooks/*.c under OBJDIR), read from the objects' symbol tables: module A depends
-on B when A references a symbol B defines. Symbols the C library also defines (the hooks
-interpose close, read, syscall...) are libc's, not a module's. Prints each cycle (strongly
-connected set of modules) and exits 1 if there is one; --map prints every module's edges;
+on B when A references a symbol B defines, weak references included (a weak reference is a call
+whenever the linker finds the symbol). Symbols the C library also defines (the hooks interpose
+close, read, syscall...) are libc's, not a module's. Prints each reference that runs up the
+floors of tests/module_layers.py and each cycle (strongly connected set of modules), and exits 1
+if there is one; --map prints every module's edges;
 --who-calls prints only the modules that reference SYMBOL, one per line; --hooked prints each
 library module and the symbol it references that a hook defines (its call reaches the hook)."""
 import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from module_layers import may_use  # noqa: E402 (the one definition of the floors)
 
 
 def symbols(path, *flags):
@@ -34,7 +39,7 @@ def main():
                 mod = sub + '/' + name[:-2]
                 syms = symbols(os.path.join(objdir, sub, name))
                 defs[mod] = {f[2] for f in syms if len(f) == 3 and f[1] in 'TDBRVW'}
-                refs[mod] = {f[1] for f in syms if len(f) == 2 and f[0] == 'U'}
+                refs[mod] = {f[1] for f in syms if len(f) == 2 and f[0] in 'Uwv'}
     if '--who-calls' in sys.argv:
         symbol = sys.argv[sys.argv.index('--who-calls') + 1]
         for m in sorted(refs):
@@ -55,6 +60,11 @@ def main():
     if '--map' in sys.argv:
         for m in sorted(edges):
             print(m, '->', ' '.join(edges[m]) or '(nothing)')
+    # a reference to a module of a higher floor (or of another folder on the same floor)
+    ups = [(m, w) for m in sorted(edges) for w in edges[m]
+           if not may_use(os.path.dirname(m), os.path.dirname(w))]
+    for m, w in ups:
+        print('up:', m, '->', w)
     # Tarjan's strongly connected components
     index, low, stack, on_stack, cycles = {}, {}, [], set(), []
 
@@ -87,8 +97,8 @@ def main():
         print('cycle:', ' '.join(comp))
         for m in comp:
             print('   ', m, '->', ' '.join(w for w in edges[m] if w in comp))
-    print(len(cycles), 'cycle(s) among', len(edges), 'modules')
-    return 1 if cycles else 0
+    print(len(ups), 'reference(s) up,', len(cycles), 'cycle(s) among', len(edges), 'modules')
+    return 1 if cycles or ups else 0
 
 
 sys.exit(main())

@@ -163,4 +163,3 @@ PROFLINK_EXPORT int proflink_get_trace(uint8_t trace_id[16], uint8_t span_id[8],
     return 1;
 }
 
-PROFLINK_EXPORT const char *proflink_version(void) { return PROFLINK_VERSION_STRING; }

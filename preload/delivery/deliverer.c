@@ -1,10 +1,10 @@
-/* deliverer.c — the "proflink-reader" thread (reader.h), and the start of the intake thread that
- * feeds it (intake.h).
+/* deliverer.c — the "proflink-reader" thread (deliverer.h), and the start of the intake thread that
+ * feeds it (receiver.h).
  *
  * Two threads per process, each created with every signal blocked (none is ever delivered to
  * them) and without a thread record (real_pthread_create), once something consumes what they
- * receive (reader_lazy.h: a process that consumes nothing stays single-threaded). The intake
- * thread only receives, blocked in the receive with no timeout (intake.c says why, with the
+ * receive (deliverer_lazy.h: a process that consumes nothing stays single-threaded). The intake
+ * thread only receives, blocked in the receive with no timeout (receiver.c says why, with the
  * measurements); this one does everything that takes time or needs a timer: it waits for the
  * end of a burst, delivers (the tracer's callbacks, FIFO lines, the deferral's id table, pull
  * results) and releases held transactions when they are due.
@@ -80,7 +80,7 @@
 #define DELIVER_AT_ONCE (PENDING_MAX / 2)
 
 enum { IDLE, STARTING, RUNNING, UNAVAILABLE };
-static _Atomic int state = UNAVAILABLE; /* of the threads; reader_lazy.h */
+static _Atomic int state = UNAVAILABLE; /* of the threads; deliverer_lazy.h */
 static int had_thread;                   /* fork child: the parent's reader was running */
 static int pid;
 /* reader_configure: set once, before any thread */
@@ -205,7 +205,7 @@ void reader_configure(const char *fifo, uint32_t capacity, int is_auto, int alwa
     hold_always = always;
 }
 
-/* Everything but the threads (reader_lazy.h). pid: the process this socket is for. */
+/* Everything but the threads (deliverer_lazy.h). pid: the process this socket is for. */
 int reader_start(int sock_fd)
 {
     if (sock_fd < 0)
@@ -228,7 +228,7 @@ void reader_kick_slow(void)
                                                          memory_order_relaxed))
         return;
     int saved_errno = errno; /* the program's call: errno is its own */
-    /* a raw clone copy not set up yet: its socket descriptor is its parent's (reader_lazy.h) */
+    /* a raw clone copy not set up yet: its socket descriptor is its parent's (deliverer_lazy.h) */
     if ((int)raw_getpid() == pid)
         reader_ensure_running();
     errno = saved_errno;

@@ -1,5 +1,5 @@
 /* deliverer.h — the "proflink-reader" thread: delivers the profiler's datagrams that the
- * "proflink-intake" thread (intake.h) received (callback, FIFO, id table) and releases deferred
+ * "proflink-intake" thread (receiver.h) received (callback, FIFO, id table) and releases deferred
  * transactions when their delay has passed; and the start of both threads. */
 #ifndef PROFLINK_READER_H
 #define PROFLINK_READER_H
@@ -13,7 +13,7 @@ void reader_configure(const char *fifo_path, uint32_t buffer_size, int mode_auto
                       int hold_always);
 
 /* Prepares the reader to receive on sock_fd (owned by it from now on); the threads start later
- * (reader_lazy.h). Called by the constructor and, with a new socket, in a fork child. 0 ok, -1
+ * (deliverer_lazy.h). Called by the constructor and, with a new socket, in a fork child. 0 ok, -1
  * failed (logged; proflink stays active without message intake). */
 int reader_start(int sock_fd);
 
@@ -24,7 +24,7 @@ int reader_replace_socket(int sock_fd);
 /* Fork child (fork_sequence.c): the parent's threads do not exist here; its socket is closed
  * (or the child would steal the parent's messages) and what it had received is forgotten (the
  * parent delivers it). The child has no threads until reader_start runs again with the child's
- * own socket, and then only once it asks (reader_lazy.h: if the parent's ran, at its first
+ * own socket, and then only once it asks (deliverer_lazy.h: if the parent's ran, at its first
  * thread or wait). */
 void reader_fork_child(void);
 

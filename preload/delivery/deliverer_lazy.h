@@ -4,7 +4,7 @@
  * messages itself: the kernel refuses unshare(CLONE_NEWUSER) and setns() into a mount namespace
  * to a process with two threads, which breaks sandboxes, container tools and nsenter, in a
  * process started with an inherited PROFLINK_FIFO as in a fork child of a process whose threads
- * ran. So reader_start (reader.h) prepares everything (the socket) and creates no thread; they
+ * ran. So reader_start (deliverer.h) prepares everything (the socket) and creates no thread; they
  * start:
  *   - on the first call of the message-side API (proflink_set_message_callback,
  *     proflink_end_transaction, proflink_samples_delay_ms, proflink_host_id,

@@ -1,6 +1,6 @@
 /* fd_identity.h — is this descriptor still the file proflink opened?
  *
- * proflink keeps descriptors (the FIFO, the pull pipe, the profiler socket: intake.c) in a
+ * proflink keeps descriptors (the FIFO, the pull pipe, the profiler socket: receiver.c) in a
  * program that may close them behind its back (daemons close every fd >= 3; closefrom) and
  * reuse the numbers for its own files. Reading, writing or closing such a number would steal
  * or corrupt the program's data, so every use that could touch a reused number first checks

@@ -11,17 +11,18 @@
 #include "pthread_real.h"
 
 #ifdef PROFLINK_STATIC
-/* Defined by pthread_wrap.c, an archive member the linker extracts only when the program is
- * linked with --wrap=pthread_create: then plain references to pthread_create (ours included)
- * lead to the wrapper, and libc's function is only reachable through __real_pthread_create.
- * A weak reference extracts nothing, so without --wrap this stays NULL. */
-extern int proflink_wrapped_real_create(pthread_t *, const pthread_attr_t *, void *(*)(void *),
-                                        void *) __attribute__((weak));
+/* A program linked with --wrap=pthread_create has every reference to pthread_create (ours
+ * included) redirected to hooks/pthread_wrap.c's __wrap_pthread_create, and libc's function is
+ * reachable only as __real_pthread_create, a name the linker resolves under --wrap alone. A weak
+ * reference to it is libc's function under --wrap and NULL without: the library reaches libc,
+ * never the hook, so the hooks stay above the library with weak references counted. */
+extern int __real_pthread_create(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+                                 void *) __attribute__((weak));
 
 int real_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg)
 {
-    if (proflink_wrapped_real_create)
-        return proflink_wrapped_real_create(t, a, fn, arg);
+    if (__real_pthread_create)
+        return __real_pthread_create(t, a, fn, arg);
     return pthread_create(t, a, fn, arg);
 }
 #else

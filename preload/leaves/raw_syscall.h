@@ -1,5 +1,5 @@
 /* raw_syscall.h — a system call made with the instruction itself, for the futex waits and
- * wakes between proflink's threads (wakeup.c), the intake thread's receives (intake.c) and a
+ * wakes between proflink's threads (wakeup.c), the intake thread's receives (receiver.c) and a
  * renameat2 the musl toolchain has no wrapper for (socket.c), and calls that would otherwise be
  * the library's only reason to import a libc function (below says why that matters).
  *

@@ -1,5 +1,5 @@
 /* pending.h — the messages received and not yet delivered: a ring with one producer, the
- * intake thread (intake.h), and one consumer, the reader thread (reader.c), and the two sleeps
+ * intake thread (receiver.h), and one consumer, the reader thread (deliverer.c), and the two sleeps
  * that go with it (the reader waiting for work, the intake waiting for room).
  *
  * Bounded (PENDING_MAX messages): when it is full, the intake stops receiving until the reader
@@ -22,7 +22,7 @@
  * then, so a few suffice; at least one receive batch (the intake asks for no more room). */
 #define PENDING_HOSTS 32u
 /* Room for the longest host id: a host id is never longer than the datagram that carries it
- * (RECV_MAX in intake.c, which checks this bound at compile time). */
+ * (RECV_MAX in receiver.c, which checks this bound at compile time). */
 #define PENDING_HOST_MAX 1024u
 
 /* ---- the intake thread (producer) ---- */

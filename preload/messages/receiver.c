@@ -1,4 +1,4 @@
-/* receiver.c — the "proflink-intake" thread (intake.h).
+/* receiver.c — the "proflink-intake" thread (receiver.h).
  *
  * Intake speed is message loss. The profiler sends one datagram per sample with MSG_DONTWAIT,
  * in bursts, and the kernel queues at most net.unix.max_dgram_qlen (10 by default) + 1
@@ -8,7 +8,7 @@
  * receive, and non-blocking receives then take everything queued (up to RECV_BATCH); it parses
  * them into the pending ring and goes back to sleep in the next receive. All
  * timed work (waiting for the end of a burst, delivery, releases of held transactions) is the
- * reader thread's (reader.c). Measured (bench/intake.c, ratios of what each receives to a bare
+ * reader thread's (deliverer.c). Measured (bench/intake.c, ratios of what each receives to a bare
  * blocking recv() loop, bursts of 1000, 2-CPU VM):
  *   - one thread that received and also did the timed work, sleeping in the receive with a
  *     short SO_RCVTIMEO between the datagrams of a burst: 0.56-0.85 on an idle machine;

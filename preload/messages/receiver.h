@@ -1,5 +1,5 @@
 /* receiver.h — the "proflink-intake" thread: receives the profiler's datagrams into the pending
- * ring (pending.h), and does nothing else. Started and owned by the reader (reader.c). */
+ * ring (pending.h), and does nothing else. Started and owned by the reader (deliverer.c). */
 #ifndef PROFLINK_INTAKE_H
 #define PROFLINK_INTAKE_H
 

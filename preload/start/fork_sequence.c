@@ -19,7 +19,7 @@
  *   6. deferral         the id table's lock.
  *   R. (child only)     reader_fork_child (the parent's reader and sockets are not ours),
  *                       stats_reset, runtime_fork_child (own socket, storage, OTel context;
- *                       the reader's threads start later, when the child asks: reader_lazy.h,
+ *                       the reader's threads start later, when the child asks: deliverer_lazy.h,
  *                       so that the child stays single-threaded for unshare and setns).
  * Why this order: a lock held while publishing (1, 2) comes before the data locks (3-6) that a
  * publication might one day take, never after. Today no proflink lock is taken while another

@@ -19,7 +19,7 @@ int runtime_publish(const struct config *cfg);
 void runtime_sweep_stale(void);
 
 /* Fork child (fork_sequence.c, step R): its own socket, storage, OTel context (a new
- * service.instance.id) and reader (its threads start later: reader_lazy.h) before fork()
+ * service.instance.id) and reader (its threads start later: deliverer_lazy.h) before fork()
  * returns. On failure proflink turns off in the
  * child (logged). runtime_fork_child_sandboxed: the same for a child of a sandboxed process,
  * which makes no system call: it only unpublishes and turns off. */

@@ -4,7 +4,8 @@
  * callback, proflink_end_transaction, the pull descriptor). A service without a tracer or FIFO
  * (PROFLINK_HTTP=1 alone) has neither: the kernel queues the first net.unix.max_dgram_qlen + 1
  * datagrams and refuses the rest, and no sysctl changes that. The threads are found by the
- * names proflink gives them (PR_SET_NAME in preload/messages/intake.c and preload/messages/reader.c). */
+ * names proflink gives them (PR_SET_NAME in preload/messages/receiver.c and
+ * preload/delivery/deliverer.c). */
 #ifndef TARGET_READER_H
 #define TARGET_READER_H
 
