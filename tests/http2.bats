@@ -3,6 +3,7 @@
 # (preload/http/hpack.c; tests/helpers/unit_hpack.c, hpack_compare.h): blocks of two encoders
 # decode to the same fields, and changed blocks are never decoded otherwise; the frame reader
 # (preload/http/h2_frames.c; tests/helpers/unit_h2.c) on real sessions' bytes.
+# modules: preload/http/hpack.c preload/http/h2_frames.c
 load helpers
 
 # unit DRIVER ARGS… — runs build/tests/DRIVER; skips where libnghttp2-dev is missing (exit 77)
