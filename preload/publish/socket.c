@@ -297,8 +297,10 @@ void socket_remove_child(const char *dir, int pid, uint32_t suffix, uint64_t dev
     int saved = errno;
     socket_name(path, dir, pid, suffix);
     struct stat st;
-    /* The directory lets nobody but root and the file's owner (the child's user) replace the
-     * file between the lstat and the unlink (dir_problem); the child is gone. */
+    /* The child is gone, and the directory (dir_problem) lets nobody but root and the file's
+     * owner, the child's user, replace the file between the lstat and the unlink: that user
+     * alone could, within those microseconds, swap in another file of its own under this
+     * name, which would go in its place. */
     if (sys_lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && (uint64_t)st.st_dev == dev &&
         (uint64_t)st.st_ino == ino && socket_nobody_bound(path))
         sys_unlink(path);
