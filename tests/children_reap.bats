@@ -5,11 +5,12 @@
 # parent does when it reaps it (hooks/children.c), whichever way it reaps: each libc call, with
 # or without a status or siginfo pointer, the raw syscall(SYS_wait4 / SYS_waitid), the forms
 # that name no child (wait, waitpid(-1), wait3, waitid(P_ALL): the child is the one the kernel
-# returned), and a child that switched to another user (a server's worker) first.
+# returned), a parent that never waits (SIGCHLD ignored: the file goes at its next fork), and a
+# child that switched to another user (a server's worker) first.
 load helpers
 
 # every way a program can reap the child (target_reap's FORMs)
-FORMS=(wait waitpid-any waitpid wait3 wait4 syscall-wait4 waitid-all waitid-pid syscall-waitid)
+FORMS=(wait waitpid-any waitpid wait3 wait4 syscall-wait4 waitid-all waitid-pid syscall-waitid ignored)
 
 setup() {
     setup_sockdir

@@ -2,7 +2,9 @@
  * remove a socket file of its own) and reaps it in one of the ways a program can:
  *   wait, waitpid-any (waitpid(-1)), waitpid (its pid), wait3, wait4, syscall-wait4
  *   (syscall(SYS_wait4)), waitid-all (waitid(P_ALL)), waitid-pid (waitid(P_PID)),
- *   syscall-waitid (syscall(SYS_waitid, P_ALL)).
+ *   syscall-waitid (syscall(SYS_waitid, P_ALL)), or
+ *   ignored: nobody waits (SIGCHLD ignored: the kernel reaps the child); once the child is gone
+ *   the parent forks once more (a child that _exits at once) and is reaped by the kernel too.
  * null: no status pointer (no siginfo for waitid, no rusage for wait3/wait4); otherwise a
  * status (or siginfo) and an rusage are asked for, and the status must say SIGKILL.
  * nobody: the child first switches to uid and gid 65534 (setgid, setuid), as a server's worker
@@ -15,6 +17,7 @@
  * status or siginfo said SIGKILL ("-" with null), A those files once the call returned.
  * Exits 0 when the child could be made and reaped. */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -89,6 +92,9 @@ int main(int argc, char **argv)
         nobody |= !strcmp(argv[i], "nobody");
         impostor |= !strcmp(argv[i], "impostor");
     }
+    int ignored = !strcmp(form, "ignored");
+    if (ignored)
+        signal(SIGCHLD, SIG_IGN);
     int p[2];
     if (pipe(p) != 0)
         return 3;
@@ -120,7 +126,17 @@ int main(int argc, char **argv)
     memset(&si, 0, sizeof si);
     long got = -2;
     int by_info = 0;
-    if (!strcmp(form, "wait"))
+    if (ignored) {
+        while (kill(pid, 0) == 0 || errno != ESRCH) /* until the kernel reaped it */
+            usleep(1000);
+        pid_t next = fork();
+        if (next == 0)
+            _exit(0);
+        while (next > 0 && (kill(next, 0) == 0 || errno != ESRCH))
+            usleep(1000);
+        got = next > 0 ? pid : -1;
+        null = 1;
+    } else if (!strcmp(form, "wait"))
         got = wait(sp);
     else if (!strcmp(form, "waitpid-any"))
         got = waitpid(-1, sp, 0);
