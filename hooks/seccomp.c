@@ -8,7 +8,8 @@
  * later check could help either, since reading /proc/self/status or calling
  * prctl(PR_GET_SECCOMP) is itself a system call such a filter may forbid.
  * The prctl interposer also shows otel_ctx_watch.c every other option: an OTEL_CTX mapping the
- * program names is another process-context publisher. */
+ * program names is another process-context publisher; the syscall interposer hands the calls
+ * that reap a child (SYS_wait4, SYS_waitid) to children.c. */
 #ifndef PROFLINK_STATIC
 #include <errno.h>
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 #define SECCOMP_OP_FILTER 1L
 #define PR_SET_SECCOMP 22
 
+#include "children.h"
 #include "leaves/export.h"
 #include "fd_closing.h"
 #include "next_symbol.h"
@@ -97,6 +99,8 @@ PROFLINK_EXPORT long syscall(long nr, ...)
     /* This is the only syscall() proflink can interpose, so it also reports the calls that
      * can give a descriptor number to another file, as their libc hooks do (fd_reuse.c). */
     closes_fds(nr, a[0], a[1], a[2]);
+    if (nr == SYS_wait4 || nr == SYS_waitid) /* and the calls that reap a child */
+        return children_wait_syscall(f, nr, a);
     if (!installs_filter(nr, a[0], a[1]))
         return f(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
     runtime_sandbox_begin();

@@ -170,6 +170,36 @@ EOF
     diff "$WORK/without/stderr" "$WORK/with/stderr"
 }
 
+@test "nginx: a 'user nobody' worker killed by SIGKILL leaves no socket file once the master reaped it" {
+    command -v nginx
+    local dir=$WORK/killed master workers victim file
+    mkdir -p "$dir"
+    chmod 755 "$dir"
+    nginx_conf "$dir"
+    LD_PRELOAD=$LIB nginx -p "$dir/" -c "$dir/nginx.conf" -e "$dir/error.log" \
+        >"$dir/stdout" 2>"$dir/stderr" &
+    PIDS+=("$!")
+    master=$!
+    workers=$(nginx_workers "$dir")
+    victim=$(head -1 <<<"$workers")
+    wait_attachable "$victim"
+    # the worker's file is its user's: the master (root) reaps it with waitpid(-1, WNOHANG)
+    file=$(find "$SOCKDIR" -name "proflink-$victim-*" -user 65534)
+    [ -S "$file" ]
+    kill -KILL "$victim"
+    for _ in $(seq 200); do
+        [ -e "/proc/$victim" ] || [ -e "$file" ] || break
+        sleep 0.05
+    done
+    ls -l "$SOCKDIR"
+    refute test -e "$file"
+    # the master started another worker in its place, with a file of its own
+    [ "$(nginx_workers "$dir" | grep -vcx "$victim")" = 4 ]
+    nginx -p "$dir/" -c "$dir/nginx.conf" -e "$dir/error.log" -s quit
+    wait_gone "$master"
+    no_files "$SOCKDIR"
+}
+
 @test "the inspector interrupts nothing by default; --stop does and says so" {
     command -v nginx
     stop_inspect() {

@@ -161,3 +161,27 @@ ns() { ns_etc "$@"; }
     refute grep -q elastic-jvmti-linux-proflink <<<"${lines[-2]}"
     [[ "$output" == *no-state-left* ]]
 }
+
+@test "proflink-system disable and release: another library on proflink's line stays (blank, tab or ':' between them)" {
+    other=$(readlink -f "$(gcc -print-file-name=libm.so.6)")
+    [ -f "$other" ]
+    export OTHER=$other
+    # ld.so reads blanks, tabs, ':' and newlines alike: an installer may have put both on a line
+    run ns sh -ec '
+        for line in "$OTHER $LIB" "$LIB:$OTHER" "$OTHER	$LIB" "  $LIB	$OTHER" "$OTHER:$LIB:$OTHER"; do
+            printf "# kept\n%s\n" "$line" >/etc/ld.so.preload
+            "$SYS" disable >/dev/null
+            echo "after [$line]: [$(tr "\n" "|" </etc/ld.so.preload)] loads-other: $(if grep -q "$OTHER" /proc/self/maps; then echo yes; else echo no; fi)"
+        done
+        printf "%s:%s\n" "$OTHER" "$LIB" >/etc/ld.so.preload
+        "$SYS" release "$LIB" >/dev/null
+        echo "release: [$(tr "\n" "|" </etc/ld.so.preload)]"'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "after [$other $LIB]: [# kept|$other|] loads-other: yes" ]
+    [ "${lines[1]}" = "after [$LIB:$other]: [# kept|$other|] loads-other: yes" ]
+    [ "${lines[2]}" = "after [$other	$LIB]: [# kept|$other|] loads-other: yes" ]
+    [ "${lines[3]}" = "after [  $LIB	$other]: [# kept|  $other|] loads-other: yes" ]
+    [ "${lines[4]}" = "after [$other:$LIB:$other]: [# kept|$other:$other|] loads-other: yes" ]
+    [ "${lines[5]}" = "release: [$other|]" ]
+}
