@@ -97,6 +97,8 @@ _Static_assert(PENDING_HOST_MAX >= RECV_MAX, "a host id always fits its slot");
 static int sock = -1;
 static struct fd_identity sock_id;
 static _Atomic int ended;
+static _Atomic int stop_asked; /* intake_stop */
+static _Atomic int thread_id;  /* the thread's, once it runs */
 
 /* This thread only. */
 static uint8_t bufs[RECV_BATCH][RECV_MAX];
@@ -172,6 +174,13 @@ static int receive(unsigned max)
     unsigned n = 0;
     long flags = MSG_TRUNC; /* the whole length, so that a cut datagram shows */
     while (n < max) {
+        if (atomic_load_explicit(&stop_asked, memory_order_acquire)) {
+            if (!n) {
+                errno = ECANCELED;
+                return -1;
+            }
+            break;
+        }
         /* the number still names our socket, right before each receive (see the top) */
         long r = fd_identity_same(sock, &sock_id)
                      ? raw_syscall6(SYS_recvfrom, sock, (long)bufs[n], RECV_MAX, flags, 0, 0)
@@ -192,6 +201,8 @@ static int receive(unsigned max)
 void *intake_main(void *arg)
 {
     (void)arg;
+    atomic_store_explicit(&thread_id, (int)raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0),
+                          memory_order_release);
     prctl(PR_SET_NAME, "proflink-intake", 0, 0, 0);
     for (;;) {
         unsigned room = pending_room(RECV_BATCH);
@@ -222,10 +233,24 @@ void *intake_main(void *arg)
 
 void intake_not_started(int err) { end(err); }
 
+/* A receive blocked on the socket returns 0 at once after shutdown(SHUT_RD), and so does every
+ * later one: the thread sees the request before its next receive whichever came first. The
+ * socket receives nothing more (a sender gets EPIPE), which is what ending means. */
+void intake_stop(void)
+{
+    atomic_store_explicit(&stop_asked, 1, memory_order_release);
+    if (fd_identity_same(sock, &sock_id))
+        raw_syscall6(SYS_shutdown, sock, SHUT_RD, 0, 0, 0, 0);
+}
+
+int intake_thread_id(void) { return atomic_load_explicit(&thread_id, memory_order_acquire); }
+
 int intake_ended(void) { return atomic_load_explicit(&ended, memory_order_acquire); }
 
 void intake_fork_child(void)
 {
     intake_close_socket();
     atomic_store_explicit(&ended, 0, memory_order_relaxed);
+    atomic_store_explicit(&stop_asked, 0, memory_order_relaxed);
+    atomic_store_explicit(&thread_id, 0, memory_order_relaxed);
 }
