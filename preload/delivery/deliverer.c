@@ -4,10 +4,10 @@
  * Two threads per process, each created with every signal blocked (none is ever delivered to
  * them) and without a thread record (real_pthread_create), once something consumes what they
  * receive (reader_lazy.h: a process that consumes nothing stays single-threaded). The intake
- * thread only receives, blocked in the receive with no timeout (intake.c says why, with the
- * measurements); this one does everything that takes time or needs a timer: it waits for the
- * end of a burst, delivers (the tracer's callbacks, FIFO lines, the deferral's id table, pull
- * results) and releases held transactions when they are due.
+ * thread only receives, blocked in the receive with no timeout (receiver.c says why,
+ * docs/speed.md has the measurements); this one does everything that takes time or needs a
+ * timer: it waits for the end of a burst, delivers (the tracer's callbacks, FIFO lines, the
+ * deferral's id table, pull results) and releases held transactions when they are due.
  *
  * Receiving comes first. Delivery never competes with a burst: a FIFO write wakes its consumer,
  * a callback runs the tracer's code, and on a 2-CPU machine either takes the CPU that the
