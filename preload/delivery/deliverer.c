@@ -323,11 +323,15 @@ void reader_stop_threads(void)
     intake_stop();
     pending_wake_reader();
     int intake = atomic_load_explicit(&intake_started, memory_order_acquire);
-    while (!(thread_gone(atomic_load_explicit(&reader_tid, memory_order_acquire)) &&
+    /* a tracer's callback on the reader that installs the filter: that thread cannot end */
+    int self = (int)raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+    int reader = atomic_load_explicit(&reader_tid, memory_order_acquire);
+    while (!((reader == self || thread_gone(reader)) &&
              (!intake || thread_gone(intake_thread_id()))) &&
            clock_monotonic_ns() < deadline) {
         struct timespec pause = {0, 1000000};
         raw_nanosleep(&pause);
+        reader = atomic_load_explicit(&reader_tid, memory_order_acquire);
     }
 }
 
