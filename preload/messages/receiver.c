@@ -145,17 +145,15 @@ static int receive(unsigned max)
     unsigned n = 0;
     long flags = MSG_TRUNC; /* the whole length, so that a cut datagram shows */
     while (n < max) {
-        if (atomic_load_explicit(&stop_asked, memory_order_acquire)) {
-            if (!n) {
-                errno = ECANCELED;
-                return -1;
-            }
-            break;
-        }
+        long r = -ECANCELED;
         /* the number still names our socket, right before each receive (see the top) */
-        long r = fd_identity_same(sock, &sock_id)
-                     ? raw_syscall6(SYS_recvfrom, sock, (long)bufs[n], RECV_MAX, flags, 0, 0)
-                     : -EBADF;
+        if (!atomic_load_explicit(&stop_asked, memory_order_acquire))
+            r = fd_identity_same(sock, &sock_id)
+                    ? raw_syscall6(SYS_recvfrom, sock, (long)bufs[n], RECV_MAX, flags, 0, 0)
+                    : -EBADF;
+        /* intake_stop's shutdown woke it (0: not a datagram) */
+        if (r == 0 && atomic_load_explicit(&stop_asked, memory_order_acquire))
+            r = -ECANCELED;
         if (r < 0) {
             if (!n) {
                 errno = (int)-r;
