@@ -226,7 +226,8 @@ lint: $(LIB) $(BUILD)/libproflink.a
 clean:
 	rm -rf $(BUILD)
 
-# the header dependencies written by the compiles above (none before the first build)
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# the header dependencies written by the compiles above (none before the first build); files
+# only: the package stage and the test chroot hold directories named *.d (sysctl.d, rc2.d)
+-include $(shell find $(BUILD) -name '*.d' -type f 2>/dev/null)
 
 include scripts/install.mk

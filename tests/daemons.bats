@@ -354,6 +354,47 @@ assert j["attachable"] and j["socket"]["connect"] == "ok", j["checks"]' "$BATS_T
     done
 }
 
+# sandboxed_tsync LIB HELPERS — target_seccomp_allowlist under LIB with a message callback set
+# before a TSYNC filter (proflink's threads run, then the filter covers them too), a profiler's
+# datagrams sent after the filter; sets status and output as `run` does.
+sandboxed_tsync() {
+    local fifo=$BATS_TEST_TMPDIR/in out=$BATS_TEST_TMPDIR/tsync.out pid sock
+    rm -f "$fifo"
+    mkfifo "$fifo"
+    env LD_PRELOAD="$1" ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=true \
+        "$2/target_seccomp_allowlist" tsync exit wait <"$fifo" >"$out" 2>&1 3>&- &
+    pid=$!
+    exec 9>"$fifo"
+    wait_for_line "$out" '^sandboxed$'
+    sock=$(compgen -G "$SOCKDIR/proflink-$pid-*.sock" | head -1)
+    [ -n "$sock" ]
+    # correlations and a registration, as the profiler sends them (refused ones are dropped)
+    "$ROOT/build/tests/send_datagrams" --drop "$pid" "$sock" corr-ids 0af7651916cd43dd8448eb211c80319c \
+        b7ad6b7169203331 20 >/dev/null || true
+    "$ROOT/build/tests/send_datagrams" --drop "$pid" "$sock" reg 1000 >/dev/null || true
+    echo go >&9
+    exec 9>&-
+    status=0
+    wait "$pid" || status=$?
+    output=$(cat "$out")
+}
+
+@test "a TSYNC seccomp filter covers proflink's threads: they end before it, the program lives (glibc and musl)" {
+    run "$HELPERS/target_seccomp_allowlist" tsync exit wait </dev/null
+    [ "$status" = 6 ]
+    [ "$output" = "sandboxed"$'\n'"alive" ]
+    sandboxed_tsync "$LIB" "$HELPERS"
+    echo "glibc: $status $output"
+    [ "$status" = 6 ]
+    [ "$output" = "sandboxed"$'\n'"alive" ]
+    local musl_lib=$ROOT/build/musl/elastic-jvmti-linux-proflink-musl-$ARCH.so
+    [ -e "$musl_lib" ] || skip "no musl build (musl-gcc missing): the glibc run passed"
+    sandboxed_tsync "$musl_lib" "$ROOT/build/tests/musl"
+    echo "musl: $status $output"
+    [ "$status" = 6 ]
+    [ "$output" = "sandboxed"$'\n'"alive" ]
+}
+
 # ---- the socket directory ---------------------------------------------------------------------
 
 @test "a socket directory others can write to is refused with one warning; a symlink swap changes no file's mode" {

@@ -185,3 +185,29 @@ ns() { ns_etc "$@"; }
     [ "${lines[4]}" = "after [$other:$LIB:$other]: [# kept|$other:$other|] loads-other: yes" ]
     [ "${lines[5]}" = "release: [$other|]" ]
 }
+
+@test "proflink-system dgram-queue: the package's datagram queue now and at boot; enable and status say when it is shorter" {
+    unshare -n true 2>/dev/null || skip "no new network namespace here"
+    local want
+    want=$(sed -n 's/^net\.unix\.max_dgram_qlen = //p' "$ROOT/packaging/deb/sysctl.conf")
+    [ "$want" -gt 10 ]
+    # a network namespace of its own: the setting is per namespace, the host's stays as it is
+    run ns unshare -n sh -ec '
+        "$SYS" enable --all "$LIB"
+        "$SYS" dgram-queue
+        echo "now: $(cat /proc/sys/net/unix/max_dgram_qlen)"
+        sed -n "s/^net.unix.max_dgram_qlen = /boot: /p" /etc/sysctl.d/60-proflink.conf
+        echo "status: $("$SYS" status)"
+        echo 4096 >/proc/sys/net/unix/max_dgram_qlen
+        "$SYS" dgram-queue >/dev/null
+        echo "longer kept: $(cat /proc/sys/net/unix/max_dgram_qlen)"
+        "$SYS" disable >/dev/null'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    grep -q "^proflink-system: net.unix.max_dgram_qlen is 10 here: .* raise it now and at boot: proflink-system dgram-queue$" <<<"$output"
+    grep -qx "now: $want" <<<"$output"
+    grep -qx "boot: $want" <<<"$output"
+    # said once: after enable, not by status once it was raised
+    [ "$(grep -c 'here: the profiler drops' <<<"$output")" = 1 ]
+    grep -qx "longer kept: 4096" <<<"$output"
+}

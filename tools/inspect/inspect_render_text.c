@@ -126,9 +126,12 @@ void inspect_render_text(const struct inspect_report *r)
                "a profiler's burst of samples, all but the first %d are dropped (the profiler "
                "counts them as dropped; their stack trace ids never reach the tracer)\n"
                "      fix: raise it in that namespace, e.g. nsenter -t %d -n sysctl -w "
-               "net.unix.max_dgram_qlen=1000 (a container: its sysctls setting), before the "
-               "service starts (a socket keeps the value it was created with)\n",
-               r->qlen, r->qlen + 1, (int)r->t.pid);
+               "net.unix.max_dgram_qlen=%d, before the service starts (a socket keeps the value "
+               "it was created with); on the host the Debian package sets it "
+               "(/usr/lib/sysctl.d/60-proflink.conf; else proflink-system dgram-queue); a "
+               "container gets its own: docker run --sysctl net.unix.max_dgram_qlen=%d, a "
+               "Kubernetes pod's securityContext.sysctls (docs/system-wide.md)\n",
+               r->qlen, r->qlen + 1, (int)r->t.pid, TARGET_QLEN_ADVISED, TARGET_QLEN_ADVISED);
     else if (r->qlen_why[0])
         printf("SKIP  qlen     net.unix.max_dgram_qlen not checked: %s\n", r->qlen_why);
     printf("%s\n", r->attachable ? "result: attachable (the apmint profiler would attach)"
