@@ -234,6 +234,39 @@ void reader_kick_slow(void)
     errno = saved_errno;
 }
 
+/* Whether this thread may be running a signal handler: a signal that has a handler is blocked
+ * (the kernel blocks the signal it delivers until the handler returns, unless SA_NODEFER). A
+ * program that keeps such a signal blocked outside its handler (waiting with pselect or ppoll)
+ * is taken for one too: its start waits for a thread creation or the API. Made once, on the
+ * first wait while something consumes messages: a few system calls. */
+static int maybe_in_signal_handler(void)
+{
+    uint64_t blocked = 0;
+    if (raw_syscall4(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&blocked, SYS_SIGSET_BYTES) != 0)
+        return 1;
+    for (int sig = 1; sig <= 64; sig++) {
+        if (!(blocked >> (sig - 1) & 1))
+            continue;
+        struct {
+            unsigned long handler, flags, restorer;
+            uint64_t mask;
+        } act = {0};
+        if (raw_syscall4(SYS_rt_sigaction, sig, 0, (long)&act, SYS_SIGSET_BYTES) == 0 &&
+            act.handler != (unsigned long)SIG_DFL && act.handler != (unsigned long)SIG_IGN)
+            return 1;
+    }
+    return 0;
+}
+
+void reader_kick_wait_slow(void)
+{
+    int saved_errno = errno;
+    int in_handler = maybe_in_signal_handler();
+    errno = saved_errno;
+    if (!in_handler)
+        reader_kick_slow();
+}
+
 static int start_thread(void *(*fn)(void *), size_t stack_size)
 {
     pthread_attr_t attr;
