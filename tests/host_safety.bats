@@ -210,3 +210,36 @@ teardown_mount() {
     [ "$output" = "children=1000 gone=1000 files=2" ]
     [ -z "$(find "$SOCKDIR" -name 'proflink-*')" ]
 }
+
+# ---- a program that is not selected makes only the loader's system calls ---------------------
+
+# syscall_set FILE — the names of the system calls in an strace -f log, one per line, sorted
+syscall_set() {
+    sed -n 's/^[0-9]* *\([a-z_0-9]*\)(.*/\1/p' "$1" | sort -u
+}
+
+@test "a program not selected makes no system call an empty preloaded library does not cause" {
+    command -v strace >/dev/null || skip "strace is not installed"
+    local cc=gcc d=$BATS_TEST_TMPDIR name extra how
+    [ "$LIBC" = musl ] && cc=musl-gcc
+    command -v "$cc" >/dev/null || skip "$cc is not installed (scripts/deps.sh check installs musl-tools)"
+    echo 'int proflink_test_empty;' | "$cc" -shared -fPIC -x c - -o "$d/libempty.so"
+    # a merged-/usr layout: the program reached through a link to its directory; and by a
+    # relative name
+    mkdir -p "$d/usr/bin"
+    cp "$HELPERS/target_threads" "$d/usr/bin/prog"
+    ln -s usr/bin "$d/bin"
+    strace -f -qq -o "$d/empty.log" env LD_PRELOAD="$d/libempty.so" "$d/bin/prog" 1 0
+    syscall_set "$d/empty.log" >"$d/empty.set"
+    echo "the loader's, and the program's own: $(tr '\n' ' ' <"$d/empty.set")"
+    for how in "PROFLINK_INCLUDE=/nothing" "PROFLINK_EXCLUDE=*/prog" \
+        "ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=false"; do
+        for name in "$d/bin/prog" ./bin/prog; do
+            (cd "$d" && strace -f -qq -o "$d/with.log" env "$how" LD_PRELOAD="$LIB" "$name" 1 0)
+            syscall_set "$d/with.log" >"$d/with.set"
+            extra=$(comm -13 "$d/empty.set" "$d/with.set" | tr '\n' ' ')
+            echo "$how $name: $extra"
+            [ -z "$extra" ]
+        done
+    done
+}
