@@ -149,6 +149,8 @@ START_PATH_CODE static int maps_line(const char *line, unsigned long addr, char 
  * loaded (the interpreter of a script), named by the kernel as /proc/self/exe names it. Read
  * from /proc/self/maps with open, read and close, the calls the loader makes too, where a
  * readlink of /proc/self/exe would be one it never makes. */
+#define MAPS_READ 512
+
 START_PATH_CODE static void exe_path_from_maps(char path[PATH_MAX])
 {
     char buf[2 * PATH_MAX + 256];
@@ -159,7 +161,10 @@ START_PATH_CODE static void exe_path_from_maps(char path[PATH_MAX])
     if (fd < 0)
         return;
     for (;;) {
-        ssize_t got = real_read(fd, buf + have, sizeof buf - 1 - have);
+        /* a small read: the kernel formats only the lines that fit, and the program's own
+         * mappings come first (the lowest addresses) */
+        size_t want = sizeof buf - 1 - have < MAPS_READ ? sizeof buf - 1 - have : MAPS_READ;
+        ssize_t got = real_read(fd, buf + have, want);
         if (got <= 0)
             break;
         have += (size_t)got;
