@@ -161,3 +161,22 @@ wait_decided() {
     [ "$lib" = "$tools" ]
     [ "$lib" = "$sys" ]
 }
+
+@test "system config: a program its PROFLINK_INCLUDE leaves out makes no system call an empty listed library does not cause" {
+    command -v strace >/dev/null || skip "strace is not installed"
+    local d=$BATS_TEST_TMPDIR extra
+    echo 'int proflink_test_empty;' | gcc -shared -fPIC -x c - -o "$d/libempty.so"
+    mkdir -p "$d/usr/bin"
+    cp "$HELPERS/target_threads" "$d/usr/bin/prog"
+    ln -s usr/bin "$d/bin" # reached through a link, as on merged /usr
+    unset PROFLINK_LOG
+    unshare -m --propagation private "$BATS_FILE_TMPDIR/ns_conf.sh" "$d/libempty.so" 644 0 \
+        "PROFLINK_INCLUDE=/nothing" strace -f -qq -o "$d/empty.log" "$d/bin/prog" 1 0
+    unshare -m --propagation private "$BATS_FILE_TMPDIR/ns_conf.sh" "$LIB" 644 0 \
+        "PROFLINK_INCLUDE=/nothing" strace -f -qq -o "$d/with.log" "$d/bin/prog" 1 0
+    grep -q 'proflink.conf' "$d/with.log" # the library read the file
+    extra=$(comm -13 <(sed -n 's/^[0-9]* *\([a-z_0-9]*\)(.*/\1/p' "$d/empty.log" | sort -u) \
+        <(sed -n 's/^[0-9]* *\([a-z_0-9]*\)(.*/\1/p' "$d/with.log" | sort -u) | tr '\n' ' ')
+    echo "extra: $extra"
+    [ -z "$extra" ]
+}
