@@ -290,7 +290,12 @@ refused_fifo() {
         cat "$out"
         grep -qE '^handler polls [1-9]' "$out"
         grep -qx 'main polled' "$out"
-        # the handler's polls came first; the start waited for the main loop's poll
+        # the handler's polls came first; the start waited for the main loop's polls (the
+        # threads name themselves once they run)
+        for _ in $(seq 100); do
+            [ "$(cat /proc/"$pid"/task/*/comm | grep -cxE 'proflink-(reader|intake)')" = 2 ] && break
+            sleep 0.05
+        done
         grep -qx proflink-reader /proc/"$pid"/task/*/comm
         grep -qx proflink-intake /proc/"$pid"/task/*/comm
         exec 9>&-

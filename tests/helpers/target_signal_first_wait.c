@@ -2,7 +2,7 @@
  * handler, while its main thread allocates and frees in a loop: a timer's SIGALRM handler polls
  * (poll is async-signal-safe) and so interrupts malloc at random points.
  * usage: target_signal_first_wait MS   loops MS milliseconds, stops the timer, prints
- * "handler polls N", then makes one poll of its own outside any handler, prints "main polled"
+ * "handler polls N", then polls five times (10 ms each) outside any handler, prints "main polled"
  * and waits for stdin to close (so that its threads can be looked at from outside). */
 #include <poll.h>
 #include <signal.h>
@@ -58,7 +58,8 @@ int main(int argc, char **argv)
     struct itimerval off = {{0, 0}, {0, 0}};
     setitimer(ITIMER_REAL, &off, NULL);
     printf("handler polls %d\n", (int)polls);
-    poll(NULL, 0, 0);
+    for (int i = 0; i < 5; i++) /* as a server's loop waits, again and again */
+        poll(NULL, 0, 10);
     printf("main polled\n");
     fflush(stdout);
     char c;
