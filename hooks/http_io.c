@@ -127,10 +127,10 @@ static uint64_t socket_inode(int fd)
 /* A wait: requests other threads answered meanwhile end here, before and after it. The
  * request a thread has open stays shown across its waits (an event loop continues it after a
  * zero-timeout poll). A server's wait for work is also when proflink's threads may start, if
- * something consumes messages (deliverer_lazy.h). */
+ * something consumes messages and it is not made inside a signal handler (deliverer_lazy.h). */
 static int around_wait(int r)
 {
-    reader_kick();
+    reader_kick_wait();
     if (__builtin_expect(http_thread_notes != 0, 0)) {
         int saved = errno;
         http_thread_refresh();

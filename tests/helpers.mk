@@ -12,9 +12,9 @@ test-helpers: $(HELPER_BINS)
 
 # Helpers that run as the target of a preload test are built without sanitizers (see above);
 # the others (senders, readers, unit drivers) with them.
-# Plain helpers: the targets of preload tests, and the seccomp wrapper (the sanitizer runtime's
+# Plain helpers: the targets of preload tests, and the seccomp wrappers (the sanitizer runtime's
 # own system calls would meet the filter it installs).
-HELPERS_PLAIN := target_% api_% fail_syscall
+HELPERS_PLAIN := target_% api_% fail_syscall seccomp_exec
 
 # -MMD: a helper that #includes library sources is rebuilt when any of them changes
 $(BUILD)/tests/%: tests/helpers/%.c | $(BUILD)

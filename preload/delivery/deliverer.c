@@ -249,6 +249,60 @@ void reader_kick_slow(void)
     errno = saved_errno;
 }
 
+/* Whether this thread may be running a signal handler: a signal that has a handler is blocked
+ * (the kernel blocks the signal it delivers until the handler returns, unless SA_NODEFER). A
+ * program that keeps such a signal blocked outside its handler (waiting with pselect or ppoll)
+ * is taken for one too: its start waits for a thread creation or the API. A few system calls,
+ * at a wait while something consumes messages and the threads have not started. */
+static int maybe_in_signal_handler(void)
+{
+    uint64_t blocked = 0;
+    if (raw_syscall4(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&blocked, SYS_SIGSET_BYTES) != 0)
+        return 1;
+    for (int sig = 1; sig <= 64; sig++) {
+        if (!(blocked >> (sig - 1) & 1))
+            continue;
+        struct {
+            unsigned long handler, flags, restorer;
+            uint64_t mask;
+        } act = {0};
+        if (raw_syscall4(SYS_rt_sigaction, sig, 0, (long)&act, SYS_SIGSET_BYTES) == 0 &&
+            act.handler != (unsigned long)SIG_DFL && act.handler != (unsigned long)SIG_IGN)
+            return 1;
+    }
+    return 0;
+}
+
+/* A wait looks (maybe_in_signal_handler) at most once per LOOK_EVERY_NS: a program that keeps a
+ * handled signal blocked around every wait (pselect, ppoll) would otherwise pay these calls at
+ * each of its waits, and a server waits again soon enough. The coarse clock is the vDSO's: no
+ * system call, and async-signal-safe. */
+#define LOOK_EVERY_NS 5000000ull
+static _Atomic uint64_t next_look_ns;
+
+void reader_kick_wait_slow(void)
+{
+    /* sandboxed: no call of ours at all (reader_kick_slow would refuse anyway) */
+    if (runtime_sandboxed())
+        return;
+    int saved_errno = errno;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    uint64_t next = atomic_load_explicit(&next_look_ns, memory_order_relaxed);
+    if (now < next || !atomic_compare_exchange_strong_explicit(&next_look_ns, &next,
+                                                               now + LOOK_EVERY_NS,
+                                                               memory_order_relaxed,
+                                                               memory_order_relaxed)) {
+        errno = saved_errno;
+        return;
+    }
+    int in_handler = maybe_in_signal_handler();
+    errno = saved_errno;
+    if (!in_handler)
+        reader_kick_slow();
+}
+
 static int start_thread(void *(*fn)(void *), size_t stack_size)
 {
     pthread_attr_t attr;

@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "common/target_netns.h"
 
@@ -134,6 +135,13 @@ void inspect_render_text(const struct inspect_report *r)
                r->qlen, r->qlen + 1, (int)r->t.pid, TARGET_QLEN_ADVISED, TARGET_QLEN_ADVISED);
     else if (r->qlen_why[0])
         printf("SKIP  qlen     net.unix.max_dgram_qlen not checked: %s\n", r->qlen_why);
+    for (const char *l = r->conf_ignored; *l;) {
+        size_t n = strcspn(l, "\n");
+        printf("WARN  config   %.*s (the library skips it without a word)\n"
+               "      fix: take the line out, or set it in the service's own environment\n",
+               (int)n, l);
+        l += n + (l[n] == '\n');
+    }
     printf("%s\n", r->attachable ? "result: attachable (the apmint profiler would attach)"
                                  : "result: NOT attachable (the apmint profiler would not attach)");
 }
