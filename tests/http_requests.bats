@@ -200,3 +200,35 @@ NGX
     [ "$att" -le $((total / 100)) ]
     [ "$vic" -gt $((total / 5)) ]
 }
+
+@test "hostile client: 32 held requests on an event loop never lend their trace to another client's work" {
+    # the attacker fills the thread's 32 notes with requests that never end; the victim's
+    # connection then has no note (lost); once the attacker closes all but one, the victim's
+    # later work must not show the one left
+    PROFLINK_HTTP=1 start_target "$HELPERS/target_http_hold"
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^port '
+    PORT=$(sed -n 's/^port //p' "$BATS_TEST_TMPDIR/target.out")
+    local fds=() fd
+    for _ in $(seq 32); do
+        exec {fd}<>"/dev/tcp/127.0.0.1/$PORT"
+        printf 'GET /hold HTTP/1.1\r\ntraceparent: %s\r\n\r\n' "$(tp $TRACE_A)" >&"$fd"
+        fds+=("$fd")
+    done
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^held 32$'
+    exec {CONN}<>"/dev/tcp/127.0.0.1/$PORT"
+    printf 'GET /work?ms=1 HTTP/1.1\r\ntraceparent: %s\r\n\r\n' "$(tp $TRACE_B)" >&"$CONN"
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^worked 1$'
+    for fd in "${fds[@]:1}"; do exec {fd}>&-; done
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^closed 31$'
+    printf 'GET /work?ms=3000 HTTP/1.1\r\ntraceparent: %s\r\n\r\n' "$(tp $TRACE_B)" >&"$CONN"
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^working 2$'
+    local seen=()
+    for _ in 1 2 3 4 5; do
+        seen+=("$(shows "$TARGET_PID" "$TARGET_PID")")
+        sleep 0.2
+    done
+    echo "shown during the victim's work: ${seen[*]}"
+    fd=${fds[0]}
+    exec {fd}>&-
+    [[ " ${seen[*]} " != *"$TRACE_A"* ]]
+}
