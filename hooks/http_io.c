@@ -202,7 +202,7 @@ static void after_write(struct http_conn *c, const struct iovec *iov, size_t iov
     int between = 1;
     for (size_t i = 0; i < iovcnt && left > 0; i++) {
         size_t n = iov[i].iov_len < left ? iov[i].iov_len : left;
-        between = http_conn_wrote(c, iov[i].iov_base, n);
+        between = http_conn_wrote(c, iov[i].iov_base, n, http_thread_heads_before);
         left -= n;
     }
     http_thread_wrote(c, gen, put > 0 ? adopt : 0, between);

@@ -232,3 +232,46 @@ NGX
     exec {fd}>&-
     [[ " ${seen[*]} " != *"$TRACE_A"* ]]
 }
+
+@test "hostile client: a HEAD smuggled in a GET's body never leaves its trace on a hand-off server's workers" {
+    # the server does not read GET bodies: it answers the smuggled HEAD too, with a head only,
+    # when no request proflink saw is open; the attacker's next request is then answered by a
+    # worker that adopts it, and must not keep showing it once its answer has arrived
+    PROFLINK_HTTP=1 start_target "$PY" "$ROOT/tests/http_matrix_servers.py" handoff \
+        "$BATS_TEST_TMPDIR/work.log"
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^port '
+    PORT=$(sed -n 's/^port //p' "$BATS_TEST_TMPDIR/target.out")
+    "$PY" - "$PORT" "$(tp $TRACE_A)" >"$BATS_TEST_TMPDIR/attacker.out" 2>&1 3>&- <<'PYEOF' &
+import socket, sys, time
+port, tp = int(sys.argv[1]), sys.argv[2]
+c = socket.create_connection(("127.0.0.1", port))
+smuggled = b"HEAD /big?ms=300 HTTP/1.1\r\nHost: x\r\n\r\n"
+c.sendall(b"GET /work?ms=0 HTTP/1.1\r\ntraceparent: %s\r\nContent-Length: %d\r\n\r\n%s"
+          % (tp.encode(), len(smuggled), smuggled))
+def read_until(data, want):
+    while data.count(b"\r\n\r\n") < want:
+        data += c.recv(65536)
+    return data
+got = read_until(b"", 2)  # the GET's answer, then the HEAD's head
+c.sendall(b"GET /work?ms=200 HTTP/1.1\r\ntraceparent: %s\r\n\r\n" % tp.encode())
+got = read_until(got, 3)
+while not got.endswith(b"ok"):
+    got += c.recv(65536)
+print("answered", flush=True)
+time.sleep(30)  # the connection stays open, with nothing of the attacker's open
+PYEOF
+    local attacker=$!
+    wait_for_line "$BATS_TEST_TMPDIR/attacker.out" '^answered'
+    # the workers (the reader, blocked in select since it read the last request, keeps it
+    # until that call returns, as documented in docs/http.md)
+    local seen=()
+    for _ in 1 2 3; do
+        inspect_json "$TARGET_PID" >/dev/null || true
+        seen+=("$(jget "' '.join(t['apm']['trace_id'] for t in j['threads'] if t['apm'] and
+                       t['apm']['trace_present'] and t['tid'] != $TARGET_PID)")")
+    done
+    echo "shown by the workers after the attacker's last answer: ${seen[*]}"
+    kill "$attacker"
+    wait "$attacker" || true
+    [[ " ${seen[*]} " != *"$TRACE_A"* ]]
+}

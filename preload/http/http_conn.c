@@ -249,7 +249,7 @@ static void response_done(struct http_conn *c)
         atomic_store_explicit(&c->dones, d + 1, memory_order_release);
 }
 
-int http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n)
+int http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n, uint32_t heads_before)
 {
     if (write_begin(c) != 0)
         return 1;
@@ -260,13 +260,15 @@ int http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n)
         p += used;
         n -= used;
         if (ev == HTTP_SCAN_HEAD_START) {
-            /* A response with no request open answers one proflink did not see (smuggled in a
-             * body the server did not read, an early error answer): its framing, and that of
-             * every answer after it, cannot be known (a HEAD's answer would be taken to have a
-             * body and eat the next answer). Otherwise: whether the request it answers was a
-             * HEAD (the answer then has no body). */
+            /* A response with no request open when its write began answers one proflink did
+             * not see (smuggled in a body the server did not read, an early error answer): its
+             * framing, and that of every answer after it, cannot be known (a HEAD's answer
+             * would be taken to have a body and eat the next answer). A head read while the
+             * write was under way cannot be what it answers: the client may send its next
+             * request as soon as the bytes arrive, before this hook sees them. Otherwise:
+             * whether the request it answers was a HEAD (the answer then has no body). */
             uint32_t d = atomic_load_explicit(&c->dones, memory_order_relaxed);
-            if ((int32_t)(atomic_load_explicit(&c->heads, memory_order_acquire) - d) <= 0) {
+            if ((int32_t)(heads_before - d) <= 0) {
                 http_scan_kill(&c->resp);
                 break;
             }

@@ -8,6 +8,7 @@
 __thread uint8_t http_thread_api_owned __attribute__((tls_model("initial-exec")));
 __thread uint8_t http_thread_notes __attribute__((tls_model("initial-exec")));
 __thread uint8_t http_thread_unsure __attribute__((tls_model("initial-exec")));
+__thread uint32_t http_thread_heads_before __attribute__((tls_model("initial-exec")));
 
 /* One connection on which the thread read a request (or adopted one): open while request
  * `last` of generation gen is (the connection answers in order, so the earlier ones are open
@@ -124,10 +125,11 @@ void http_thread_waited(void)
 
 uint32_t http_thread_adoptable(struct http_conn *c, uint32_t *gen)
 {
+    uint32_t h = atomic_load_explicit(&c->heads, memory_order_acquire);
+    http_thread_heads_before = h;
     if (http_thread_notes) /* notes of ended requests are dropped after the write */
         return 0;
     *gen = atomic_load_explicit(&c->gen, memory_order_acquire);
-    uint32_t h = atomic_load_explicit(&c->heads, memory_order_acquire);
     return h - atomic_load_explicit(&c->dones, memory_order_acquire) == 1 ? h : 0;
 }
 

@@ -60,6 +60,9 @@ void http_thread_waited(void);
  * after the write (http_conn_wrote): takes it if its response is still incomplete, and drops
  * what the write ended. */
 uint32_t http_thread_adoptable(struct http_conn *c, uint32_t *gen);
+/* c->heads as http_thread_adoptable found it, before the write (for http_conn_wrote). */
+extern __thread uint32_t http_thread_heads_before
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
 /* between: http_conn_wrote's answer for the write's last bytes */
 void http_thread_wrote(struct http_conn *c, uint32_t gen, uint32_t adopt, int between);
 
