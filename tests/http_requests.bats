@@ -289,3 +289,68 @@ PYEOF
     # the checks ran on shown requests, not only on "none"
     [ "$shown" -gt 1000 ]
 }
+
+@test "hostile client: 32 held requests on nginx (1 worker, gzip) never lend their trace to another client's work" {
+    libc_independent
+    command -v nginx >/dev/null || skip "nginx is not installed"
+    local d=$BATS_TEST_TMPDIR/ngx
+    proxy_conf "$d"
+    "$PY" "$ROOT/tests/http_upstream.py" "$d/up.sock" >"$d/up.out" 2>&1 3>&- &
+    UPSTREAM=$!
+    wait_for_line "$d/up.out" '^listening'
+    PROFLINK_HTTP=1 start_target nginx -e "$d/error.log" -p "$d" -c "$d/nginx.conf"
+    for _ in $(seq 100); do [ -S "$d/front.sock" ] && pgrep -P "$TARGET_PID" >/dev/null && break; sleep 0.05; done
+    local worker off
+    worker=$(pgrep -P "$TARGET_PID")
+    inspect_json "$worker" --no-threads
+    off=$(jget 'j["tls_offset"]')
+    # the attacker: 32 requests whose bodies never come; the victim, once they are held, one
+    # request on its connection (no note: lost); then the attacker closes all but one and the
+    # victim asks for three large compressed answers on the same connection
+    "$PY" - "$d/front.sock" "$(tp $TRACE_A)" "$(tp $TRACE_B)" >"$d/clients.out" 2>&1 3>&- <<'PYEOF' &
+import socket, sys, time
+path, attacker, victim = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode()
+def conn():
+    c = socket.socket(socket.AF_UNIX)
+    c.connect(path)
+    return c
+held = []
+for _ in range(32):
+    c = conn()
+    c.sendall(b"POST /tiny HTTP/1.1\r\nHost: x\r\ntraceparent: %s\r\nContent-Length: 100000\r\n\r\n"
+              % attacker)
+    held.append(c)
+time.sleep(1)  # nginx reads them all
+print("held", flush=True)
+time.sleep(0.5)  # the sampler starts
+v = conn()
+def ask(what):
+    v.sendall(b"GET /%s HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\ntraceparent: %s\r\n\r\n"
+              % (what, victim))
+    buf = b""
+    while b"\r\n0\r\n\r\n" not in buf and not (b"\r\n\r\n" in buf and b"chunked" not in buf
+                                                 and buf.endswith(b"ok")):
+        buf += v.recv(1 << 20)
+ask(b"tiny")
+for c in held[1:]:
+    c.close()
+time.sleep(0.5)
+for _ in range(3):
+    ask(b"big")
+print("done", flush=True)
+PYEOF
+    local clients=$!
+    wait_for_line "$d/clients.out" '^held'
+    "$ROOT/build/tests/http_sampler" 1000 "$off" "$d/samples" "$worker" 3>&- &
+    local spid=$!
+    wait "$clients"
+    kill "$spid"; wait "$spid" || true
+    cat "$d/clients.out"
+    local total att vic
+    total=$(wc -l <"$d/samples")
+    att=$(grep -c " $TRACE_A\$" "$d/samples" || true)
+    vic=$(grep -c " $TRACE_B\$" "$d/samples" || true)
+    echo "worker samples: $total, attacker's trace: $att, victim's: $vic"
+    [ "$total" -gt 500 ]
+    [ "$att" -le $((total / 100)) ]
+}
