@@ -47,6 +47,10 @@ enum field { F_OTHER, F_TRACEPARENT, F_CONTENT_LENGTH, F_TRANSFER_ENCODING };
 static const char *const scan_names[] = {"traceparent", "content-length", "transfer-encoding"};
 static const uint8_t scan_names_len[] = {11, 14, 17};
 #define NAMES_ALL 7u
+/* By a name's length: the wanted names it can be (whole), or begin (cut where the bytes end). */
+static const uint8_t names_fit_whole[18] = {[11] = 1, [14] = 2, [17] = 4};
+static const uint8_t names_fit_prefix[18] = {7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7,
+                                             6, 6, 6, 4, 4, 4};
 #define TP_LEN 55
 #define TP_TOO_LONG (HTTP_TP_BUF + 1)
 /* Content-Length up to 18 digits cannot overflow 64 bits. */
@@ -90,6 +94,12 @@ static inline size_t version_run(struct http_scan *s, const uint8_t *q, size_t l
 {
     size_t k = 0;
     uint8_t pos = s->pos;
+    size_t rest = pos < sizeof version_prefix ? sizeof version_prefix - pos : 0;
+    if (rest && lim >= rest && memcmp(q, version_prefix + pos, rest - 1) == 0 &&
+        q[rest - 1] >= '0' && q[rest - 1] <= '9') {
+        s->pos = sizeof version_prefix; /* the rest of the version at once, as below */
+        return rest;
+    }
     while (k < lim && pos < sizeof version_prefix) {
         uint8_t c = q[k++];
         if (pos < sizeof version_prefix - 1 ? c != (uint8_t)version_prefix[pos] : c < '0' || c > '9')
@@ -236,16 +246,16 @@ static inline size_t field_run(struct http_scan *s, const uint8_t *q, size_t lim
             if (names) {
                 /* first the names the length allows: too long, or (the name ends here) not
                  * as long, rules one out; then the bytes of those left */
-                uint8_t fit = 0;
-                for (unsigned i = 0; i < 3; i++)
-                    fit |= (uint8_t)((len <= scan_names_len[i] &&
-                                      (!whole || len == scan_names_len[i])) << i);
-                names &= fit;
+                names &= len >= sizeof names_fit_whole ? 0
+                         : whole                        ? names_fit_whole[len]
+                                                        : names_fit_prefix[len];
                 for (unsigned i = 0; i < 3 && names; i++) {
                     if (!(names & (1u << i)))
                         continue;
                     size_t j = 0;
-                    while (j < run && lower(q[a + j]) == (uint8_t)scan_names[i][pos + j])
+                    /* | 0x20 lowercases a tchar exactly where the wanted names have letters
+                     * or '-' (0x0d, the only other byte it maps to '-', is no tchar) */
+                    while (j < run && (q[a + j] | 0x20) == (uint8_t)scan_names[i][pos + j])
                         j++;
                     if (j < run)
                         names &= (uint8_t)~(1u << i);
@@ -275,6 +285,15 @@ static inline size_t field_run(struct http_scan *s, const uint8_t *q, size_t lim
             if (s->field == F_TRACEPARENT && !s->tp_ows && s->tp_len < HTTP_TP_BUF) {
                 /* the value's run of non-blanks, copied at once */
                 size_t a = k, cap = k + (HTTP_TP_BUF - s->tp_len), stop = cap < lim ? cap : lim;
+                /* eight bytes at a time while none is a control byte or a space (every byte
+                 * that ends the run is one), then byte by byte */
+                while (k + 8 <= stop) {
+                    uint64_t w;
+                    memcpy(&w, q + k, 8);
+                    if ((w - 0x2121212121212121ull) & ~w & 0x8080808080808080ull)
+                        break;
+                    k += 8;
+                }
                 while (k < stop && !value_stop[q[k]])
                     k++;
                 memcpy(s->tp + s->tp_len, q + a, k - a);
