@@ -44,7 +44,8 @@ fuzz: $(FUZZ_DEPS) | $(BUILD)
 # (tests/fuzz/fuzz_http_resp.c), the same way, after the parser.
 FUZZ_HTTP_DEPS := tests/fuzz/fuzz_http_scan.c tests/fuzz/fuzz_http_resp.c tests/fuzz/http_scan_seed \
                   tests/fuzz/http_resp_seed \
-                  preload/http/http_scan.c \
+                  preload/http/http_scan.c preload/http/http_request_scan.c \
+                  preload/http/http_response_scan.c preload/http/http_scan_machine.h \
                   preload/http/http_scan.h preload/leaves/ids.c preload/leaves/ids.h
 fuzz: fuzz-http
 fuzz-http: $(FUZZ_HTTP_DEPS) | $(BUILD)
