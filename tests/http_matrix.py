@@ -53,10 +53,21 @@ SHAPES = {
     "jdk_pool": (["java", JDKSRV], "keepalive", 5),
     "jdk_pool_3ms_apart": (["java", JDKSRV], "spaced", 5),
 }
+# proflink-otel's services (tests/python/matrix_apps.py, run by this interpreter: the virtualenv
+# build/pyenv): the integration alone publishes (PROFLINK_HTTP=0)
+PYAPPS = os.path.join(ROOT, "tests", "python", "matrix_apps.py")
+INTEGRATION = {"PROFLINK_HTTP": "0", "OTEL_PYTHON_CONTEXT": "proflink"}
+for _name in ("fastapi_async_asyncio", "fastapi_async_uvloop", "fastapi_def_asyncio",
+              "fastapi_def_uvloop", "aiohttp", "gevent", "gunicorn_uvicorn", "django_wsgi",
+              "django_asgi"):
+    SHAPES["otel_" + _name] = ([PY, PYAPPS, _name], "keepalive", 5, INTEGRATION)
 # what a shape needs, by prefix: a program on PATH, or a Python module (run with python3 -m); not
 # "either": tests/node is a directory, so a module lookup finds "node" where Node.js is absent
 NEEDS_PROGRAM = {"node_": "node", "jdk_": "java"}
-NEEDS_MODULE = {"gunicorn_": "gunicorn", "uvicorn": "uvicorn", "aiohttp": "aiohttp"}
+NEEDS_MODULE = {"gunicorn_": "gunicorn", "uvicorn": "uvicorn", "aiohttp": "aiohttp",
+                "otel_": "proflink_otel", "otel_fastapi": "fastapi", "otel_fastapi_async_uvloop": "uvloop",
+                "otel_fastapi_def_uvloop": "uvloop", "otel_gevent": "gevent",
+                "otel_gunicorn": "gunicorn", "otel_django": "django"}
 LOADS = (1, 4, 16)
 
 
@@ -135,11 +146,12 @@ def tls_offset(pid, lib_env):
 
 
 def run_one(shape, inflight, seconds, lib, tmp):
-    cmd, mode, ms = SHAPES[shape]
+    cmd, mode, ms = SHAPES[shape][:3]
     log = os.path.join(tmp, "%s_%d.log" % (shape, inflight))
     samples = os.path.join(tmp, "%s_%d.samples" % (shape, inflight))
     env = dict(os.environ, LD_PRELOAD=lib, PROFLINK_HTTP="1",
                ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR=tmp)
+    env.update(SHAPES[shape][3] if len(SHAPES[shape]) > 3 else {})
     srv = subprocess.Popen(cmd + [log], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True)
     try:
