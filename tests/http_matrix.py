@@ -130,6 +130,23 @@ def read_response(s, buf):
     return rest[length:], close
 
 
+def warm_up(port):
+    """Waits until the server answers (a server that imports its framework after listening:
+    its requests would otherwise wait out part of the run), with a request without a trace."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            s = socket.create_connection(("127.0.0.1", port))
+            s.sendall(b"GET /work?ms=1 HTTP/1.1\r\nHost: m\r\nConnection: close\r\n\r\n")
+            read_response(s, b"")
+            s.close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise SystemExit("port %d: no answer" % port)
+            time.sleep(0.1)
+
+
 def tls_offset(pid, lib_env):
     inspect = os.path.join(ROOT, "build", "proflink-inspect")
     for _ in range(100):
@@ -159,6 +176,8 @@ def run_one(shape, inflight, seconds, lib, tmp):
         if not line.startswith("port "):
             raise SystemExit("%s: no port: %s %s" % (shape, line, srv.stderr.read()))
         port = int(line.split()[1])
+        if len(SHAPES[shape]) > 3:
+            warm_up(port)
         off = tls_offset(srv.pid, env)
         sampler = subprocess.Popen([os.path.join(HELPERS, "http_sampler"), "1000", str(off),
                                     samples, str(srv.pid)])

@@ -3,7 +3,7 @@ ended span (sampled or not) appended as a JSON line to $EXPORT_FILE, served thre
 werkzeug, a thread per request) or on asyncio (aiohttp, or a plain ASGI app on uvicorn), on a
 port the kernel picks (its "listening on" line on stderr says which).
 
-  python fixture_app.py flask|aiohttp|uvicorn|aiohttp-uvloop|uvicorn-uvloop
+  python fixture_app.py flask|aiohttp|uvicorn|aiohttp-uvloop|uvicorn-uvloop|aiohttp-other-loop
   GET /req?id=N&rounds=R&hold=K[&sampled=0]  root span "request N", child "work" doing R rounds
       of (a yield to other requests; 2 ms of CPU); in round K it appends
       "hold N <trace> <span> <root> <tid>" to $MARKER_FILE and stays on CPU until the file
@@ -296,6 +296,16 @@ def run_on(loop, main):
     if loop == "uvloop":
         import uvloop
         uvloop.run(main())
+    elif loop == "other":
+        # an asyncio-compatible loop proflink-otel does not know: uvloop's compiled loop in a
+        # class of its own (not uvloop.Loop, whose methods instrument() wraps)
+        import uvloop.loop
+
+        class OtherLoop(uvloop.loop.Loop, asyncio.AbstractEventLoop):
+            pass
+
+        with asyncio.Runner(loop_factory=OtherLoop) as runner:
+            runner.run(main())
     else:
         asyncio.run(main())
 
@@ -356,4 +366,5 @@ def serve_uvicorn(loop="asyncio"):
 if __name__ == "__main__":
     {"flask": serve_flask, "aiohttp": serve_aiohttp, "uvicorn": serve_uvicorn,
      "uvicorn-uvloop": lambda: serve_uvicorn("uvloop"),
-     "aiohttp-uvloop": lambda: serve_aiohttp("uvloop")}[MODE]()
+     "aiohttp-uvloop": lambda: serve_aiohttp("uvloop"),
+     "aiohttp-other-loop": lambda: serve_aiohttp("other")}[MODE]()

@@ -125,6 +125,35 @@ def test_the_loop_thread_shows_nothing_between_callbacks(services, mode):
     assert thread_view(svc.pid, loop) == (None, None)
 
 
+@pytest.mark.parametrize("mode,hook", [("aiohttp-other-loop", "instrument"), ("aiohttp", "none")])
+def test_a_loop_not_followed_shows_nothing_and_says_so_once(services, mode, hook):
+    """An event loop whose task steps proflink-otel cannot follow (a loop class it does not
+    know; asyncio's without instrument()): the loop thread publishes nothing, rather than a
+    suspended task's span during another's step; one warning says why."""
+    svc = services([FIXTURE, mode], env={"PROFLINK_TEST_HOOK": hook})
+    futures = get_all(svc, [f"/req?id={i}&rounds=4&hold=3" for i in (1, 2)])
+    for _ in (1, 2):
+        holds = wait_until("a hold", lambda: svc.holds())
+        id_ = next(iter(holds))
+        trace, span, root, tid = holds[id_]
+        assert tid == svc.pid and int(trace, 16)  # inside its span, on the loop's thread
+        assert thread_view(svc.pid, tid) == (None, None)
+        os.unlink(svc.marker)
+        svc.release(id_)
+    assert sorted(f.result() for f in futures) == ["done 1\n", "done 2\n"]
+    # a thread-pool worker is no loop's: the request's span is shown there
+    if hook == "instrument":
+        fut = get_all(svc, ["/pool?id=3"])[0]
+        trace, span, root, tid = svc.wait_hold("3a")
+        assert thread_view(svc.pid, tid) == ((trace, root, root), (trace, root))
+        svc.release("3a")
+        svc.release("3b")
+        assert fut.result() == f"pool 3 {tid}\n"
+    warned = [line for line in open(svc.err) if "proflink-otel" in line]
+    assert len(warned) == 1, warned
+    assert ("OtherLoop" in warned[0]) if hook == "instrument" else ("instrument()" in warned[0])
+
+
 POOLS = [("flask", "ctx"), ("flask", "submit")] + [
     (m, how) for m in LOOPS for how in ("to_thread", "executor", "executor_ctx", "anyio")]
 
