@@ -89,12 +89,25 @@ def _hook_handles(var):
 
 def _followed(callback, var):
     """``callback`` run as a followed step: the span of the context it runs in published, the
-    thread's own put back after it."""
+    thread's own put back after it. (publish_in written out: this runs at every step.)"""
+    get = var.get
+
     def step(*args):
         t = tls
         prev, was = t.buf, t.step
         t.step = True
-        publish_in(var.get(None))
+        c = get(None)
+        span = c.get(_SPAN_KEY) if c else None
+        if span is None:
+            buf = None
+        else:
+            try:
+                buf = span._proflink_ctx or None
+            except AttributeError:
+                buf = buf_of(span, prev)
+        if buf is not prev:
+            t.buf = buf
+            set_context(buf)
         try:
             return callback(*args)
         finally:
