@@ -15,10 +15,20 @@ setup() {
     fi
 }
 
-# pyt FILE::TEST — that pytest test (every parameter of it); its report is bats' diagnostics.
+# pyt FILE::TEST [VENV] — that pytest test (every parameter of it) in VENV (build/pyenv by
+# default); its report is bats' diagnostics.
 pyt() {
-    PYTHONDONTWRITEBYTECODE=1 "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
+    PYTHONDONTWRITEBYTECODE=1 "${2:-$VENV}/bin/python" -m pytest -q -p no:cacheprovider \
         "$ROOT/tests/python/$1" 3>&-
+}
+
+# the second Python version's virtualenv (integrations/python/venv.sh makes it where a
+# python3.13 is installed)
+VENV13=$ROOT/build/pyenv-3.13
+need_venv13() {
+    if ! [ -x "$VENV13/bin/python" ] || ! [ -e "$VENV13/.installed" ]; then
+        skip "no build/pyenv-3.13: integrations/python/venv.sh makes it where a python3.13 is installed"
+    fi
 }
 
 @test "python: each request's ids on its thread from outside (Flask threads, aiohttp and uvicorn task steps on asyncio and uvloop, task factory); profiler ids on exported roots only" {
@@ -70,6 +80,16 @@ sys.exit(1 if bad else 0)
 PYEOF
     echo "$output"
     [ "$status" -eq 0 ]
+}
+
+@test "python: eager tasks (3.12+, on Python 3.13): the creator's span back once the task's first step suspends" {
+    need_venv13
+    pyt test_services.py::test_an_eager_task_leaves_its_creator_its_own_span "$VENV13"
+}
+
+@test "python 3.13: every service test (threads, asyncio and uvloop steps, the loop between callbacks, thread handoffs, loops not followed, resource, agent)" {
+    need_venv13
+    pyt test_services.py "$VENV13"
 }
 
 @test "python: without the library the same spans minus the attribute" {

@@ -20,6 +20,8 @@ port the kernel picks (its "listening on" line on stderr says which).
       appends "hold N ..." as /req does, then awaits /wake?id=N (suspended inside its span)
   GET /flush   provider.force_flush()
   GET /stats   messages_received correlations registrations of proflink_get_stats, or "none"
+  GET /eager?id=N  root span "eager N" creating a task whose first step enters a span and waits;
+      then "hold N" in the root (PROFLINK_TEST_EAGER=1: the loop's tasks are eager, 3.12+)
 PROFLINK_TEST_HOOK: "instrument" (default), "task_factory" (aiohttp: the loop's task factory
 instead, as for uvloop), "none" (neither: the tests show what they do).
 """
@@ -268,6 +270,23 @@ async def suspend_async(q):
     return f"woken {id_}\n"
 
 
+async def eager_async(q):
+    """Root span "eager N"; a child task (eager when the loop's task factory is
+    asyncio.eager_task_factory: its first step runs here, in this step) enters a span and
+    waits; back in this step, still inside the root only: "hold N" (span = the root)."""
+    id_ = q.get("id", "0")
+    with tracer.start_as_current_span(f"eager {id_}", kind=trace.SpanKind.SERVER) as root:
+        async def child():
+            with tracer.start_as_current_span("eager-child"):
+                await _event(id_).wait()
+
+        task = asyncio.get_running_loop().create_task(child())
+        hold(id_, root.get_span_context().span_id)
+        _event(id_).set()
+        await task
+    return f"eager {id_}\n"
+
+
 async def wake_async(q):
     _event(q.get("id", "0")).set()
     return "set\n"
@@ -284,12 +303,15 @@ async def stats_async(q):
 
 # the asyncio services' routes: path -> async (query dict) -> response text
 ROUTES = {"/req": req_async, "/pool": pool_async, "/burn": burn_async, "/flush": flush_async,
-          "/stats": stats_async, "/suspend": suspend_async, "/wake": wake_async}
+          "/stats": stats_async, "/suspend": suspend_async, "/wake": wake_async,
+          "/eager": eager_async}
 
 
 async def set_hook():
     if HOOK == "task_factory":
         asyncio.get_running_loop().set_task_factory(proflink_otel.task_factory)
+    if os.environ.get("PROFLINK_TEST_EAGER") == "1":  # Python 3.12+
+        asyncio.get_running_loop().set_task_factory(asyncio.eager_task_factory)
 
 
 def run_on(loop, main):

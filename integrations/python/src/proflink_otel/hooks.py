@@ -17,8 +17,8 @@ published once the step suspends, during other tasks' steps. Followed:
   every step and wake-up through the loop's ``call_soon`` method looked up by name, and
   ``uvloop.Loop`` is a Python class: its ``call_soon``, ``call_soon_threadsafe``, ``call_later``
   and ``call_at`` wrap the callback. Its own callbacks (protocols, transports) are not followed;
-- eager tasks (Python 3.12+): the first step runs inside its creator's callback; the eager task
-  factories put back the creator's span after it.
+- eager tasks (Python 3.12+): the first step runs inside the task factory, called by its
+  creator; asyncio's eager task factories follow it as a step.
 
 Other loops are not followed: nothing is published on their thread (one warning per kind).
 
@@ -154,20 +154,26 @@ def _follow_uvloop(module, var):
     _spans.followers.append(lambda kind: issubclass(kind, cls))
 
 
-def _hook_eager_factories():
-    """Python 3.12+: an eager task's first step runs inside its creator's callback; its spans
-    are published by attach, and the creator's put back when the step suspends or ends."""
+def _hook_eager_factories(var):
+    """Python 3.12+: an eager task's first step runs inside the factory, called by its creator:
+    that step is followed (the span of the context it runs in published, the creator's put
+    back when it suspends or ends), whether the creator's own step is (a task) or not (a
+    uvloop protocol callback starting a request's task)."""
     make = getattr(asyncio.tasks, "create_eager_task_factory", None)
     if make is None:
         return
 
-    def keeps_creator(factory):
+    def followed(factory):
         def eager_factory(loop, coro, **kwargs):
             t = tls
-            prev = t.buf
+            prev, was = t.buf, t.step
+            t.step = True
+            ctx = kwargs.get("context")
+            publish_in(ctx.get(var) if ctx is not None else var.get(None))
             try:
                 return factory(loop, coro, **kwargs)
             finally:
+                t.step = was
                 if t.buf is not prev:
                     t.buf = prev
                     set_context(prev)
@@ -175,12 +181,12 @@ def _hook_eager_factories():
         return eager_factory
 
     def create_eager_task_factory(custom_task_constructor):
-        return keeps_creator(make(custom_task_constructor))
+        return followed(make(custom_task_constructor))
 
     create_eager_task_factory.__wrapped__ = make
     asyncio.tasks.create_eager_task_factory = create_eager_task_factory
     asyncio.create_eager_task_factory = create_eager_task_factory
-    eager = keeps_creator(asyncio.tasks.eager_task_factory)
+    eager = followed(asyncio.tasks.eager_task_factory)
     asyncio.tasks.eager_task_factory = eager
     asyncio.eager_task_factory = eager
 
@@ -350,7 +356,7 @@ def instrument():
         if var is None:
             return False
         _hook_handles(var)
-        _hook_eager_factories()
+        _hook_eager_factories(var)
         _hook_pools(var)
         _when_imported("uvloop", lambda m: _follow_uvloop(m, var))
         _when_imported("anyio._backends._asyncio", lambda m: _follow_anyio(m, var))
