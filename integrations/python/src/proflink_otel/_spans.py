@@ -10,6 +10,9 @@ the same trace, else is its own local root.
 
 ``publish`` keeps, per thread, the buffer proflink has for it, and calls proflink only when it
 changes: entering a context without a span where none is published costs no call at all.
+An attach publishes only where what it publishes cannot outlive its step: on a plain thread,
+or inside a step hooks.py follows (``step``); on a thread running an event loop anywhere else,
+nothing (``unfollowed``).
 """
 import sys
 import threading
