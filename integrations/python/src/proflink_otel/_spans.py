@@ -106,8 +106,8 @@ def publish_context(c):
             buf = span._proflink_ctx or None
         except AttributeError:
             buf = buf_of(span, t.buf)
-        if (buf is not t.buf and not t.step and buf is not None
-                and (guards or _running_loop() is not None)):
+        if (buf is not None and buf is not t.buf and (guards or _running_loop() is not None)
+                and not t.step):
             buf = unfollowed(buf)
     if t.buf is not buf:
         t.buf = buf
