@@ -6,6 +6,8 @@ ProflinkSpanProcessor around a batch processor). `GET /work?ms=N` burns N ms of 
 chunks with a switch between them (await, a greenlet yield, or the thread's time slice); each
 chunk logs itself with the trace id the service parsed from the request's traceparent (ground
 truth that does not go through OpenTelemetry), as tests/http_matrix_servers.py's work() does.
+uvicorn imports the application inside its running loop: there instrument() is called after
+the loop started (aiohttp's service calls it before).
 
   matrix_apps.py SHAPE LOG   prints "port N" once listening on 127.0.0.1 (kernel-picked port)
 

@@ -88,6 +88,7 @@ class _Published(_thread_local()):
     # wraps, a thread whose greenlet switches it traces): it publishes what runs next and puts
     # back what was there, so an attach may publish
     step = False
+    traced = False  # its greenlet switches are traced (hooks.py)
 
 
 tls = _Published()

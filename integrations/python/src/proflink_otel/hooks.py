@@ -272,7 +272,7 @@ def _follow_greenlets(module, var):
 
     def trace_this_thread(buf):
         t = tls
-        if not t.step:
+        if not t.traced:
             prev = settrace(None)
 
             def switched(event, args):
@@ -283,7 +283,7 @@ def _follow_greenlets(module, var):
                     prev(event, args)
 
             settrace(switched)
-            t.step = True
+            t.traced = True
         return buf
 
     _spans.guards.append(trace_this_thread)
