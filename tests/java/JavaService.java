@@ -46,8 +46,13 @@ public class JavaService {
                     String t = tid();
                     long start = System.nanoTime(), cpu0 = mx.getCurrentThreadCpuTime();
                     long x = 0;
-                    while (mx.getCurrentThreadCpuTime() - cpu0 < n)
-                        x++;
+                    // (a virtual thread has no CPU time of its own: -1; it stays on CPU anyway)
+                    if (virtual)
+                        while (System.nanoTime() - start < n)
+                            x++;
+                    else
+                        while (mx.getCurrentThreadCpuTime() - cpu0 < n)
+                            x++;
                     long end = System.nanoTime();
                     synchronized (log) {
                         log.write("w " + t + " " + start + " " + end + " " + trace + "\n");

@@ -7,6 +7,7 @@ package proflink.otel;
 import io.opentelemetry.context.ContextStorage;
 import io.opentelemetry.sdk.autoconfigure.spi.AutoConfigurationCustomizer;
 import io.opentelemetry.sdk.autoconfigure.spi.AutoConfigurationCustomizerProvider;
+import java.util.logging.Logger;
 
 public final class ProflinkCustomizer implements AutoConfigurationCustomizerProvider {
   @Override
@@ -15,10 +16,26 @@ public final class ProflinkCustomizer implements AutoConfigurationCustomizerProv
       return;
     }
     ContextStorage.addWrapper(PublishingStorage::new);
-    Native.followVirtualThreads();
+    // proflink's reader now: the profiler's registration (and its delay) is then known before
+    // the first request ends, and its datagrams do not wait in the socket
+    Pull.watch();
+    int fv = Native.followVirtualThreads();
+    if (fv == 0 && hasVirtualThreads()) {
+      Logger.getLogger("proflink.otel").warning("proflink-otel: virtual threads cannot be followed "
+          + "(JVMTI mount events refused): their carriers may show another request's span");
+    }
     c.addResourceCustomizer((resource, config) -> ResourcePublisher.publish(resource));
     c.addTracerProviderCustomizer((builder, config) -> builder.addSpanProcessor(new RecordingProcessor()));
     c.addSpanExporterCustomizer((exporter, config) -> new DeferringExporter(exporter));
+  }
+
+  private static boolean hasVirtualThreads() {
+    try {
+      Thread.class.getMethod("isVirtual");
+      return true;
+    } catch (NoSuchMethodException e) {
+      return false;
+    }
   }
 
   /** Last: the resource it publishes is the one the other customizers made. */
