@@ -68,9 +68,6 @@ final class Native {
 
   private static native int init();
 
-  /** 1 when the carrier follows its virtual thread (Java 21+), 0 otherwise. */
-  static native int followVirtualThreads();
-
   /** Publishes rec (a 40-byte proflink_context) on the calling thread; null: no trace. */
   static native void setContext(byte[] rec);
 

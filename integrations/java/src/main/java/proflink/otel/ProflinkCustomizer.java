@@ -19,10 +19,9 @@ public final class ProflinkCustomizer implements AutoConfigurationCustomizerProv
     // proflink's reader now: the profiler's registration (and its delay) is then known before
     // the first request ends, and its datagrams do not wait in the socket
     Pull.watch();
-    int fv = Native.followVirtualThreads();
-    if (fv == 0 && hasVirtualThreads()) {
-      Logger.getLogger("proflink.otel").warning("proflink-otel: virtual threads cannot be followed "
-          + "(JVMTI mount events refused): their carriers may show another request's span");
+    if (hasVirtualThreads()) {
+      Logger.getLogger("proflink.otel").fine("proflink-otel: virtual threads are not followed: "
+          + "a carrier may show the span of a virtual thread that ran on it before");
     }
     c.addResourceCustomizer((resource, config) -> ResourcePublisher.publish(resource));
     c.addTracerProviderCustomizer((builder, config) -> builder.addSpanProcessor(new RecordingProcessor()));
