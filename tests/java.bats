@@ -124,3 +124,85 @@ assert matched >= 2, matched  # 3 s at 20 Hz of 120 ms requests: a busy machine 
 print("matched", matched, "of", len(roots))
 PY
 }
+
+# run_service NAME PRELOAD — the service under the agent with the extension, spans to the agent's
+# log (logging-otlp), LD_PRELOAD=PRELOAD ("" for none); sets SVC and PORT
+run_service() {
+    [ -d "$W/classes" ] || javac --release 17 -d "$W/classes" "$ROOT/tests/java/JavaService.java"
+    LD_PRELOAD=$2 ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR=$SOCKDIR \
+        java -javaagent:"$AGENT" -Dotel.javaagent.extensions="$EXT" \
+        -Dotel.traces.exporter=logging-otlp -Dotel.metrics.exporter=none \
+        -Dotel.logs.exporter=none -Dotel.bsp.schedule.delay=100 \
+        -cp "$W/classes" JavaService "$W/$1.log" pool >"$W/$1.out" 2>"$W/$1.err" 3>&- &
+    SVC=$!
+    PIDS+=("$SVC")
+    wait_for_line "$W/$1.out" '^port ' 60
+    PORT=$(sed -n 's/^port //p' "$W/$1.out")
+}
+
+# spans_of ERRFILE N — the N exported spans of the agent's log, one line each: what must not
+# depend on proflink (per-run values left out: times, ports, thread names); the span's own id
+# is random, its trace and parent are the request's traceparent
+spans_of() {
+    "$PY" - "$1" "$2" <<'PY'
+import json, sys, time
+skip = {"network.peer.port", "server.port", "thread.id", "thread.name",
+        "elastic.profiler_stack_trace_ids"}
+for _ in range(100):
+    out = []
+    for line in open(sys.argv[1]):
+        i = line.find("{")
+        if "OtlpJsonLoggingSpanExporter" not in line or i < 0:
+            continue
+        j = json.loads(line[i:])
+        for rs in j.get("resourceSpans", [j]):
+            for ss in rs["scopeSpans"]:
+                for s in ss["spans"]:
+                    attrs = {a["key"]: a["value"] for a in s["attributes"] if a["key"] not in skip}
+                    out.append(json.dumps([s["traceId"], s.get("parentSpanId"), s["name"],
+                                           s["kind"], s.get("flags"), s["status"], attrs],
+                                          sort_keys=True))
+    if len(out) >= int(sys.argv[2]):
+        break
+    time.sleep(0.1)
+print("\n".join(sorted(out)))
+PY
+}
+
+@test "java: without proflink the extension loads nothing and the exported spans are those of the agent alone but for the ids" {
+    local mode i
+    for mode in plain preload; do
+        if [ "$mode" = plain ]; then run_service "$mode" ""; else run_service "$mode" "$LIB"; fi
+        if [ "$mode" = preload ]; then wait_attachable "$SVC"; fi
+        for i in 1 2 3 4 5; do
+            curl -sS --max-time 30 -H "traceparent: 00-0af7651916cd43dd8448eb211c8031$i$i-b7ad6b716920333$i-01" \
+                "http://127.0.0.1:$PORT/work?ms=20" >/dev/null
+        done
+        # without the library the shim is never loaded; with it, it is
+        if [ "$mode" = plain ]; then
+            run ! grep -q proflink-otel-jni "/proc/$SVC/maps"
+        else
+            grep -q proflink-otel-jni "/proc/$SVC/maps"
+        fi
+        spans_of "$W/$mode.err" 5 >"$W/$mode.spans"
+        kill "$SVC"
+    done
+    cat "$W/plain.spans"
+    [ "$(grep -c . "$W/plain.spans")" -eq 5 ]
+    diff "$W/plain.spans" "$W/preload.spans"
+}
+
+@test "java: beside another library of the profiler's name (Elastic's correlation) the extension publishes nothing" {
+    # an empty library with the name the profiler looks for, as Elastic's agent loads its own
+    echo 'int elastic_other_marker;' >"$W/other.c"
+    gcc -shared -fPIC -o "$W/elastic-jvmti-linux-other-x86_64.so" "$W/other.c"
+    "$PY" "$ROOT/tests/java_matrix.py" --agent "$AGENT" --ext "$EXT" \
+        --lib "$LIB $W/elastic-jvmti-linux-other-x86_64.so" --mode pool --seconds 2 \
+        --json "$W/m.json" 4 >"$W/table" 3>&-
+    cat "$W/table"
+    "$PY" - "$W/m.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))[0]
+assert r["samples"] >= 50 and r["correct"] == 0 and r["wrong"] == 0, r
+PY
+}
