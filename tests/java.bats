@@ -53,13 +53,25 @@ PYEOF
     matrix_check "$W/m.json"
 }
 
-@test "java: virtual threads (Java 25) under the agent with the extension: a carrier shows the trace of the virtual thread it runs" {
+@test "java: virtual threads (Java 25) under the agent with the extension: never a wrong trace on a carrier (1, 4, 16 in flight)" {
     [ -x "$JAVA25" ] || skip "no Java 21+ at $JAVA25"
-    skip "not met: virtual threads are not followed (wrong 21-23% at 4 and 16 in flight on Java 25; JVMTI mount/unmount events are never posted to an environment made after the VM started)"
+    # spans on virtual threads are not published (docs/api.md): their samples are missed, never
+    # wrong; correct >= 95% is not met and not asserted
     "$PY" "$ROOT/tests/java_matrix.py" --java "$JAVA25" --agent "$AGENT" --ext "$EXT" --lib "$LIB" \
         --mode virtual --seconds 3 --json "$W/m.json" 1 4 16 >"$W/table" 3>&-
     cat "$W/table"
-    matrix_check "$W/m.json"
+    "$PY" - "$W/m.json" <<'PYEOF'
+import json, sys
+bad = []
+for r in json.load(open(sys.argv[1])):
+    key = "%s:%d" % (r["mode"], r["inflight"])
+    if r["client_errors"] or r["samples"] < 50:
+        bad.append("%s: %d samples, %d client errors" % (key, r["samples"], r["client_errors"]))
+    if r["wrong_pct"] > 1.0:
+        bad.append("%s: %.1f%% wrong" % (key, r["wrong_pct"]))
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PYEOF
 }
 
 @test "java: proflink-agent samples the service; the exported root spans carry the ids it sent" {

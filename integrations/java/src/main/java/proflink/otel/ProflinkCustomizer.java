@@ -20,8 +20,8 @@ public final class ProflinkCustomizer implements AutoConfigurationCustomizerProv
     // the first request ends, and its datagrams do not wait in the socket
     Pull.watch();
     if (hasVirtualThreads()) {
-      Logger.getLogger("proflink.otel").fine("proflink-otel: virtual threads are not followed: "
-          + "a carrier may show the span of a virtual thread that ran on it before");
+      Logger.getLogger("proflink.otel").fine("proflink-otel: spans on virtual threads are not "
+          + "published (their carriers would keep them while other virtual threads run there)");
     }
     c.addResourceCustomizer((resource, config) -> ResourcePublisher.publish(resource));
     c.addTracerProviderCustomizer((builder, config) -> builder.addSpanProcessor(new RecordingProcessor()));
