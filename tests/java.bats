@@ -88,6 +88,11 @@ PYEOF
     wait_for_line "$W/svc.out" '^port ' 60
     port=$(sed -n 's/^port //p' "$W/svc.out")
     wait_attachable "$svc"
+    # warm-up, not sampled: a cold JVM's samples are its compilers' (20 roots without ids)
+    local i
+    for i in $(seq 20); do
+        curl -sS --max-time 30 "http://127.0.0.1:$port/work?ms=20" >/dev/null
+    done
     "$ROOT/build/proflink-agent" -d 3 --register 500 --json -o "$W/agent.json" "$svc" \
         >/dev/null 2>"$W/agent.err" 3>&- &
     local agent=$!
@@ -99,7 +104,7 @@ PYEOF
     wait "$agent"
     [ -s "$W/agent.json" ]
     # the last transactions are delivered samples-delay-ms (500) after they ended
-    "$PY" - "$W/agent.json" "$W/svc.err" "$n" <<'PY'
+    "$PY" - "$W/agent.json" "$W/svc.err" "$((n + 20))" <<'PY'
 import json, sys, time
 from collections import Counter
 agent = json.load(open(sys.argv[1]))

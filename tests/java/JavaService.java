@@ -18,6 +18,13 @@ import java.util.concurrent.Executors;
 
 public class JavaService {
     static ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+    static volatile long sink;
+
+    static long spin(long x) {
+        for (int j = 0; j < 20000; j++)
+            x = x * 31 + j;
+        return x;
+    }
 
     static String tid() throws Exception {
         // the thread's id as the kernel knows it: /proc/thread-self -> PID/task/TID (a virtual
@@ -47,12 +54,15 @@ public class JavaService {
                     long start = System.nanoTime(), cpu0 = mx.getCurrentThreadCpuTime();
                     long x = 0;
                     // (a virtual thread has no CPU time of its own: -1; it stays on CPU anyway)
+                    // arithmetic between clock reads: a profiler's samples land in Java code, not
+                    // in the clock's vDSO call (which it cannot unwind)
                     if (virtual)
                         while (System.nanoTime() - start < n)
-                            x++;
+                            x = spin(x);
                     else
                         while (mx.getCurrentThreadCpuTime() - cpu0 < n)
-                            x++;
+                            x = spin(x);
+                    sink = x;
                     long end = System.nanoTime();
                     synchronized (log) {
                         log.write("w " + t + " " + start + " " + end + " " + trace + "\n");
