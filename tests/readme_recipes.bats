@@ -85,12 +85,21 @@ bats_require_minimum_version 1.5.0
     cd "$ROOT"
     unset ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR
     # its own /tmp (the recipe's fixed paths) and pid namespace (the service ends with it); the
-    # deferred roots are exported 500 ms after they end: a second for them before the end
+    # deferred roots are exported once the profiler's delay and the agent's batch delay (5 s)
+    # are over: the service runs until an exported root carries ids (60 s at most), its logging
+    # exporter's lines (stderr) kept in a file meanwhile and shown after
     # shellcheck disable=SC2016 # expanded by the inner shell
     run timeout 240 unshare --pid --fork --mount-proc --mount bash -c '
         mount -t tmpfs tmpfs /tmp || exit 99
-        PATH=/usr/bin:/bin:$PATH bash -e -c "$1; sleep 2"
-        echo "rc=$?"' sh "$(cat "$BATS_TEST_TMPDIR/recipe.sh")" 3>&-
+        exec 2>/tmp/recipe.err
+        PATH=/usr/bin:/bin:$PATH bash -e -c "$1"
+        rc=$?
+        for _ in $(seq 300); do
+            grep -q elastic.profiler_stack_trace_ids /tmp/recipe.err && break
+            sleep 0.2
+        done
+        cat /tmp/recipe.err
+        echo "rc=$rc"' sh "$(cat "$BATS_TEST_TMPDIR/recipe.sh")" 3>&-
     echo "$output"
     [ "$status" -ne 99 ]
     grep -q '^rc=0$' <<<"$output"
