@@ -237,6 +237,9 @@ EOF
     LD_PRELOAD=$LIB unshare -n sh -c 'sysctl -qw net.unix.max_dgram_qlen=0 && exec "$@"' sh \
         "$SERVICE" -s 5 -t 3 >"$BATS_TEST_TMPDIR/target.out" 2>"$BATS_TEST_TMPDIR/target.err" 3>&- &
     TARGET_PID=$!
+    # the pid is sh's (with the library) until sysctl has run and sh has exec'd the service: an
+    # agent started before then samples sh and finds no trace
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready pid='
     wait_attachable "$TARGET_PID"
     run "$AGENT" -d 2 -f 200 --all-threads "$TARGET_PID"
     echo "$output"
