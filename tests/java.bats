@@ -53,25 +53,14 @@ PYEOF
     matrix_check "$W/m.json"
 }
 
-@test "java: virtual threads (Java 25) under the agent with the extension: never a wrong trace on a carrier (1, 4, 16 in flight)" {
+@test "java: virtual threads (Java 25) under the agent with the extension: each request's trace on the carrier it runs on, never another's (1, 4, 16 in flight)" {
     [ -x "$JAVA25" ] || skip "no Java 21+ at $JAVA25"
-    # spans on virtual threads are not published (docs/api.md): their samples are missed, never
-    # wrong; correct >= 95% is not met and not asserted
+    # one virtual thread per request, parking every 2 ms: each moves between carriers, and the
+    # carriers run the other requests between its slices
     "$PY" "$ROOT/tests/java_matrix.py" --java "$JAVA25" --agent "$AGENT" --ext "$EXT" --lib "$LIB" \
         --mode virtual --seconds 3 --json "$W/m.json" 1 4 16 >"$W/table" 3>&-
     cat "$W/table"
-    "$PY" - "$W/m.json" <<'PYEOF'
-import json, sys
-bad = []
-for r in json.load(open(sys.argv[1])):
-    key = "%s:%d" % (r["mode"], r["inflight"])
-    if r["client_errors"] or r["samples"] < 50:
-        bad.append("%s: %d samples, %d client errors" % (key, r["samples"], r["client_errors"]))
-    if r["wrong_pct"] > 1.0:
-        bad.append("%s: %.1f%% wrong" % (key, r["wrong_pct"]))
-print("\n".join(bad))
-sys.exit(1 if bad else 0)
-PYEOF
+    matrix_check "$W/m.json"
 }
 
 @test "java: proflink-agent samples the service; the exported root spans carry the ids it sent" {

@@ -1,15 +1,16 @@
 /* proflink_otel_jni.c — the JNI shim of the OpenTelemetry Java agent extension: the proflink
  * calls the extension makes (proflink.otel.Native), found in the preloaded library with
- * dlsym(RTLD_DEFAULT) and never linked, and the carrier-thread bookkeeping of virtual threads.
+ * dlsym(RTLD_DEFAULT) and never linked, and the native method of proflink.otel.boot.Carrier,
+ * which publishes a virtual thread's span on its carrier at each mount and clears it at unmount.
  *
  * Nothing here allocates on a context switch: the 40-byte proflink_context is copied from the
  * Java byte[] into the stack. Without proflink in the process init() answers 0 and the extension
  * stays out of the way; no other entry point is then called.
  *
- * Virtual threads are not followed: a virtual thread runs on a carrier (an OS thread) whose
- * record the profiler reads, and the JVMTI mount/unmount extension events that would move the
- * context with it are never posted to an environment made this late (GetEnv after the VM
- * started, can_support_virtual_threads added in the live phase: no event at all on Java 25). */
+ * Carrier is the bootstrap loader's and this library the extension's loader's, so its method is
+ * bound by RegisterNatives rather than found by name. (JVMTI's VirtualThreadMount/Unmount
+ * extension events are not used: they are never posted to an environment made after the VM
+ * started, as this one is, not even with can_support_virtual_threads added then.) */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -97,6 +98,20 @@ JNIEXPORT void JNICALL Java_proflink_otel_Native_setContext(JNIEnv *env, jclass 
     proflink_context c;
     (*env)->GetByteArrayRegion(env, rec, 0, (jsize)sizeof c, (jbyte *)&c);
     p_set_context(&c);
+}
+
+/* proflink.otel.boot.Carrier.set(byte[]): called at every mount and unmount of a virtual thread */
+static void JNICALL carrier_set(JNIEnv *env, jclass cls, jbyteArray rec)
+{
+    Java_proflink_otel_Native_setContext(env, cls, rec);
+}
+
+JNIEXPORT jint JNICALL Java_proflink_otel_Native_bindCarrier(JNIEnv *env, jclass cls,
+                                                             jclass carrier)
+{
+    (void)cls;
+    static const JNINativeMethod m[] = {{(char *)"set", (char *)"([B)V", (void *)carrier_set}};
+    return (*env)->RegisterNatives(env, carrier, m, 1) == 0 ? 0 : -1;
 }
 
 /* ids: trace id (16 bytes) then transaction id (8) */

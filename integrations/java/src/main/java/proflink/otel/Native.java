@@ -71,6 +71,9 @@ final class Native {
   /** Publishes rec (a 40-byte proflink_context) on the calling thread; null: no trace. */
   static native void setContext(byte[] rec);
 
+  /** Binds proflink.otel.boot.Carrier's native set(byte[]) to the shim; 0 on success. */
+  static native int bindCarrier(Class<?> carrier);
+
   /** proflink_end_transaction in pull mode; ids: trace id (16) then transaction id (8). */
   static native int endTransaction(byte[] ids, int flags);
 

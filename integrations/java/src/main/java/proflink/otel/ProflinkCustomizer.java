@@ -7,7 +7,6 @@ package proflink.otel;
 import io.opentelemetry.context.ContextStorage;
 import io.opentelemetry.sdk.autoconfigure.spi.AutoConfigurationCustomizer;
 import io.opentelemetry.sdk.autoconfigure.spi.AutoConfigurationCustomizerProvider;
-import java.util.logging.Logger;
 
 public final class ProflinkCustomizer implements AutoConfigurationCustomizerProvider {
   @Override
@@ -15,14 +14,15 @@ public final class ProflinkCustomizer implements AutoConfigurationCustomizerProv
     if (!Native.ACTIVE) {
       return;
     }
+    // before the storage wraps anything: its first attach on a virtual thread finds Carrier on
+    // the bootstrap loader
+    if (hasVirtualThreads()) {
+      PublishingStorage.followVirtual = VirtualThreads.install();
+    }
     ContextStorage.addWrapper(PublishingStorage::new);
     // proflink's reader now: the profiler's registration (and its delay) is then known before
     // the first request ends, and its datagrams do not wait in the socket
     Pull.watch();
-    if (hasVirtualThreads()) {
-      Logger.getLogger("proflink.otel").fine("proflink-otel: spans on virtual threads are not "
-          + "published (their carriers would keep them while other virtual threads run there)");
-    }
     c.addResourceCustomizer((resource, config) -> ResourcePublisher.publish(resource));
     c.addTracerProviderCustomizer((builder, config) -> builder.addSpanProcessor(new RecordingProcessor()));
     c.addSpanExporterCustomizer((exporter, config) -> new DeferringExporter(exporter));

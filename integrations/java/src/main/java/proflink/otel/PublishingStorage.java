@@ -2,10 +2,11 @@
  * context's span on the calling thread, and closing its scope publishes the context that is
  * current again (the one before the attach).
  *
- * Not on a virtual thread (Java 21+): it runs on a carrier thread, whose record the profiler
- * reads, and leaves it at any blocking call without the extension knowing (docs/api.md); a span
- * published there would stay on the carrier while other virtual threads run on it. Their samples
- * are then attributed to no trace rather than to a wrong one. */
+ * On a virtual thread (Java 21+) the span goes through Carrier, which keeps it with the virtual
+ * thread and moves it on and off the carrier (the OS thread the profiler reads) at each mount
+ * and unmount. Where those hooks could not be added (VirtualThreads), nothing is published on a
+ * virtual thread: a span left on a carrier would stay there while other virtual threads run on
+ * it, so their samples are attributed to no trace rather than to a wrong one. */
 package proflink.otel;
 
 import io.opentelemetry.context.Context;
@@ -40,6 +41,22 @@ final class PublishingStorage implements ContextStorage {
     }
   }
 
+  /** Whether spans on virtual threads are published (VirtualThreads.install succeeded). */
+  static volatile boolean followVirtual;
+
+  /** Publishes rec on the current thread: false when it is a virtual thread not followed. */
+  private static boolean publish(byte[] rec) {
+    if (!onVirtualThread()) {
+      Native.setContext(rec);
+      return true;
+    }
+    if (!followVirtual) {
+      return false;
+    }
+    proflink.otel.boot.Carrier.publish(rec);
+    return true;
+  }
+
   PublishingStorage(ContextStorage delegate) {
     this.delegate = delegate;
   }
@@ -47,10 +64,9 @@ final class PublishingStorage implements ContextStorage {
   @Override
   public Scope attach(Context toAttach) {
     Scope scope = delegate.attach(toAttach);
-    if (onVirtualThread()) {
+    if (!publish(SpanRecords.of(toAttach))) {
       return scope;
     }
-    Native.setContext(SpanRecords.of(toAttach));
     return new Restore(scope, delegate);
   }
 
@@ -76,7 +92,7 @@ final class PublishingStorage implements ContextStorage {
     @Override
     public void close() {
       scope.close();
-      Native.setContext(SpanRecords.of(storage.current()));
+      publish(SpanRecords.of(storage.current()));
     }
   }
 }
