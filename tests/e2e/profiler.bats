@@ -461,6 +461,51 @@ PY
     kill -QUIT "$TARGET_PID"
 }
 
+# roots_check WARM — every root span of $W/spans.jsonl (one JSON line a span: traceId, spanId,
+# parentSpanId, attributes) after the first WARM carries the stack-trace ids of the datagrams the
+# profiler sent for its transaction (the deferral report of $W/fifo.out, $W/log.json and
+# $W/samples.json for TARGET_PID); child spans carry none. One line a root into $W/roots.txt.
+roots_check() {
+    local warm=$1
+    "$PY" "$REPORT" deferral "$W/fifo.out" "$TARGET_PID" >"$W/deferral.json"
+    # (into a file, not a pipe: the check's status must be the test's)
+    "$PY" - "$W/samples.json" "$W/spans.jsonl" "$W/log.json" "$W/deferral.json" "$warm" >"$W/roots.txt" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+spans = [json.loads(l) for l in open(sys.argv[2])]
+log = json.load(open(sys.argv[3]))
+deferral = json.load(open(sys.argv[4]))
+roots = [sp for sp in spans if sp["parentSpanId"] is None]
+root_links = {"%s/%s" % (r["traceId"], r["spanId"]) for r in roots}
+# samples are linked to local roots (the transactions) only, never to child spans
+assert set(s["links"]) <= root_links, (s["links"], root_links)
+# the requests before the profiler attached were exported first (ended first, same delay)
+for r in roots[int(sys.argv[5]):]:
+    link = "%s/%s" % (r["traceId"], r["spanId"])
+    ids = r["attributes"].get("elastic.profiler_stack_trace_ids", [])
+    linked = s["links"].get(link, 0)
+    sent = log["sent_per_tx"].get(r["spanId"], 0)
+    d = deferral.get(r["spanId"], {"before": 0, "delivered": 0, "late": 0, "unheld": False})
+    print("  root %s: exported samples linked %d, datagrams the profiler sent %d, stack-trace ids on the span %d%s"
+          % (link, linked, sent, len(ids),
+             ", %d arrived after the span was exported unheld" % d["late"] if d["late"] else ""),
+          flush=True)
+    # every datagram the profiler sent for the transaction reached proflink, and all of them are
+    # on its span; but for a root that ended before the first datagram reached the process:
+    # until then proflink (auto mode) does not hold spans, it knows of no profiler yet
+    assert d["before"] + d["late"] == sent, (link, d, sent)
+    assert len(ids) == d["delivered"] == d["before"], (link, len(ids), d)
+    assert d["late"] == 0 or d["unheld"], (link, d)
+    # and the span's ids count the linked samples, but for the sends the kernel refused
+    # (socket queue full) and the samples linked before the profiler's attach completed
+    assert sent <= linked, (link, sent, linked)
+    assert linked > 0, link
+for sp in spans:
+    if sp["parentSpanId"] is not None:
+        assert "elastic.profiler_stack_trace_ids" not in sp["attributes"], sp
+PY
+}
+
 # node_roots LABEL [NETNS_PID] — the Node example under proflink-run, 8 requests, and the checks
 # of every root span's ids; in NETNS_PID's network namespace when given (its own queue length:
 # the server, the requests and the port lookup run there), else in the host's. LABEL names the
@@ -502,43 +547,7 @@ node_roots() {
     log_json "$TARGET_PID"
     echo "node ($label): datagrams the profiler sent $(lget 'l["reported"] - l["failed"]'), refused by a full socket queue $(lget 'l["failed"]')" |
         tee -a "$FIGURES"
-    "$PY" "$REPORT" deferral "$W/fifo.out" "$TARGET_PID" >"$W/deferral.json"
-    # (into a file, not a pipe: the check's status must be the test's)
-    "$PY" - "$W/samples.json" "$W/spans.jsonl" "$W/log.json" "$W/deferral.json" "$warm" >"$W/roots.txt" <<'PY'
-import json, sys
-s = json.load(open(sys.argv[1]))
-spans = [json.loads(l) for l in open(sys.argv[2])]
-log = json.load(open(sys.argv[3]))
-deferral = json.load(open(sys.argv[4]))
-roots = [sp for sp in spans if sp["parentSpanId"] is None]
-root_links = {"%s/%s" % (r["traceId"], r["spanId"]) for r in roots}
-# samples are linked to local roots (the transactions) only, never to child spans
-assert set(s["links"]) <= root_links, (s["links"], root_links)
-# the requests before the profiler attached were exported first (ended first, same delay)
-for r in roots[int(sys.argv[5]):]:
-    link = "%s/%s" % (r["traceId"], r["spanId"])
-    ids = r["attributes"].get("elastic.profiler_stack_trace_ids", [])
-    linked = s["links"].get(link, 0)
-    sent = log["sent_per_tx"].get(r["spanId"], 0)
-    d = deferral.get(r["spanId"], {"before": 0, "delivered": 0, "late": 0, "unheld": False})
-    print("  root %s: exported samples linked %d, datagrams the profiler sent %d, stack-trace ids on the span %d%s"
-          % (link, linked, sent, len(ids),
-             ", %d arrived after the span was exported unheld" % d["late"] if d["late"] else ""),
-          flush=True)
-    # every datagram the profiler sent for the transaction reached proflink, and all of them are
-    # on its span; but for a root that ended before the first datagram reached the process:
-    # until then proflink (auto mode) does not hold spans, it knows of no profiler yet
-    assert d["before"] + d["late"] == sent, (link, d, sent)
-    assert len(ids) == d["delivered"] == d["before"], (link, len(ids), d)
-    assert d["late"] == 0 or d["unheld"], (link, d)
-    # and the span's ids count the linked samples, but for the sends the kernel refused
-    # (socket queue full) and the samples linked before the profiler's attach completed
-    assert sent <= linked, (link, sent, linked)
-    assert linked > 0, link
-for sp in spans:
-    if sp["parentSpanId"] is not None:
-        assert "elastic.profiler_stack_trace_ids" not in sp["attributes"], sp
-PY
+    roots_check "$warm"
     tee -a "$FIGURES" <"$W/roots.txt"
     attach_matches_inspect "$TARGET_PID"
     [ "$(lget 'l["attach"]["service"]')" = e2e-node ]
@@ -571,6 +580,103 @@ PY
     nsenter -t "$holder" -n ip link set lo up
     node_roots "max_dgram_qlen $qlen (the package's)" "$holder"
     [ "$(lget 'l["failed"]')" = 0 ]
+}
+
+# java_spans — the spans the agent exported so far (logging-otlp: one OTLP JSON batch a line of
+# its log, $W/java.err) into $W/spans.jsonl, one line a span in the Node example's format
+java_spans() {
+    "$PY" - "$W/java.err" >"$W/spans.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    i = line.find("{")
+    if "OtlpJsonLoggingSpanExporter" not in line or i < 0:
+        continue
+    j = json.loads(line[i:])
+    for rs in j.get("resourceSpans", [j]):
+        for ss in rs["scopeSpans"]:
+            for sp in ss["spans"]:
+                attrs = {}
+                for a in sp.get("attributes", []):
+                    v = a["value"]
+                    attrs[a["key"]] = ([x.get("stringValue") for x in v["arrayValue"]["values"]]
+                                       if "arrayValue" in v else next(iter(v.values())))
+                print(json.dumps({"traceId": sp["traceId"], "spanId": sp["spanId"],
+                                  "parentSpanId": sp.get("parentSpanId") or None,
+                                  "attributes": attrs}))
+PY
+}
+
+# java_roots MODE JAVA THREADS — tests/java/JavaService.java (a JDK HttpServer on a pool of
+# platform threads, or one virtual thread a request: MODE) under the OpenTelemetry Java agent with
+# proflink's extension, started through proflink-run; 8 requests, the checks of node_roots, and
+# 90% of the samples of the threads that run the requests (names starting THREADS: the pool's,
+# or the carriers of the virtual threads) linked
+java_roots() {
+    local mode=$1 java=$2 threads=$3 port
+    javac --release 17 -d "$W/classes" "$ROOT/tests/java/JavaService.java"
+    start_fifo
+    PROFLINK_FIFO=$W/fifo "$ROOT/scripts/proflink-run" --service e2e-java -- \
+        "$java" -javaagent:"$ROOT/build/java/opentelemetry-javaagent.jar" \
+        -Dotel.javaagent.extensions="$ROOT/build/proflink-otel-javaagent-extension.jar" \
+        -Dotel.traces.exporter=logging-otlp -Dotel.metrics.exporter=none -Dotel.logs.exporter=none \
+        -Dotel.bsp.schedule.delay=100 -cp "$W/classes" JavaService "$W/work.log" "$mode" \
+        >"$W/java.out" 2>"$W/java.err" 3>&- &
+    TARGET_PID=$!
+    wait_for_line "$W/java.out" '^port ' 60
+    port=$(sed -n 's/^port //p' "$W/java.out")
+    wait_attachable "$TARGET_PID"
+    inspect_to "$TARGET_PID"
+    # requests until the profiler attached (it knows the JVM from its first samples on), their
+    # roots left out of the checks
+    local warm=0
+    for _ in $(seq 100); do
+        grep -q "Attached to APM integration interpreter in PID $TARGET_PID\"" "$E2E_RUN/profiler.log" && break
+        curl -sS --max-time 30 "http://127.0.0.1:$port/work?ms=50" >/dev/null
+        warm=$((warm + 1))
+    done
+    for _ in $(seq 8); do
+        curl -sS --max-time 30 "http://127.0.0.1:$port/work?ms=250" >/dev/null
+    done
+    # every root span exported (each held for the samples delay first)
+    for _ in $(seq 300); do
+        java_spans
+        [ "$(grep -c '"parentSpanId": null' "$W/spans.jsonl")" -ge $((warm + 8)) ] && break
+        sleep 0.1
+    done
+    [ "$(grep -c '"parentSpanId": null' "$W/spans.jsonl")" = $((warm + 8)) ]
+    wait_exported
+    samples_json "$TARGET_PID"
+    figures "java, $mode (8 requests after $warm to warm up)"
+    log_json "$TARGET_PID"
+    echo "java ($mode): datagrams the profiler sent $(lget 'l["reported"] - l["failed"]'), refused by a full socket queue $(lget 'l["failed"]')" |
+        tee -a "$FIGURES"
+    roots_check "$warm"
+    tee -a "$FIGURES" <"$W/roots.txt"
+    # the request threads' samples: 250 ms of CPU a request at 97 Hz, each linked to its trace
+    # (the check above) and few of them to none
+    local share
+    share=$(sget "'%d %d' % (sum(sum(c.values()) for n, c in s['names'].items() if n.startswith('$threads')), sum(v for n, c in s['names'].items() if n.startswith('$threads') for k, v in c.items() if k != '-'))")
+    echo "java ($mode): samples of the request threads ($threads*): ${share#* } of ${share% *} linked" | tee -a "$FIGURES"
+    [ "${share% *}" -ge 100 ]
+    [ $((${share#* } * 10)) -ge $((${share% *} * 9)) ]
+    attach_matches_inspect "$TARGET_PID"
+    [ "$(lget 'l["attach"]["service"]')" = e2e-java ]
+}
+
+@test "e2e: a JDK HttpServer (platform threads) under the OpenTelemetry Java agent with proflink's extension: its samples linked to the agent's traces, each root span carries the ids the profiler sent" {
+    command -v javac >/dev/null || skip "no JDK (javac) on this machine"
+    [ -f "$ROOT/build/proflink-otel-javaagent-extension.jar" ] || skip "the extension was not built (make needs a JDK and Maven)"
+    [ -f "$ROOT/build/java/opentelemetry-javaagent.jar" ] || skip "the OpenTelemetry Java agent was not fetched (make java-agent)"
+    java_roots pool java pool-
+}
+
+@test "e2e: the same service on virtual threads (Java 21+): samples on the carriers linked to the agent's traces, each root span carries the ids the profiler sent" {
+    local java25=/usr/lib/jvm/temurin-25-jdk-amd64/bin/java
+    command -v javac >/dev/null || skip "no JDK (javac) on this machine"
+    [ -x "$java25" ] || skip "no Java 21+ at $java25"
+    [ -f "$ROOT/build/proflink-otel-javaagent-extension.jar" ] || skip "the extension was not built (make needs a JDK and Maven)"
+    [ -f "$ROOT/build/java/opentelemetry-javaagent.jar" ] || skip "the OpenTelemetry Java agent was not fetched (make java-agent)"
+    java_roots virtual "$java25" ForkJoinPool-
 }
 
 @test "e2e: with -t native the profiler never computes the thread pointer's offset and links nothing (the caveat in docs/profilers.md)" {
