@@ -5,7 +5,7 @@
 # integrations/java/fetch.sh): a JDK HttpServer that knows nothing of proflink
 # (tests/java/JavaService.java), its request threads sampled from outside
 # (tests/java_matrix.py), and the stack-trace ids proflink-agent sends coming back on the
-# exported root spans.
+# exported root spans; the same jar with the SDK alone (tests/java/SdkService.java).
 load helpers
 bats_require_minimum_version 1.5.0
 
@@ -210,5 +210,70 @@ PY
 import json, sys
 r = json.load(open(sys.argv[1]))[0]
 assert r["samples"] >= 50 and r["correct"] == 0 and r["wrong"] == 0, r
+PY
+}
+
+@test "java: the SDK alone (autoconfiguration, the extension jar on the class path, no agent): proflink-agent samples the service, the exported root spans carry the ids it sent" {
+    [ -x "$ROOT/build/proflink-agent" ] || skip "proflink-agent was not built (libunwind-dev)"
+    # the SDK the extension is built against, which its build puts in Maven's local repository
+    local repo=$HOME/.m2/repository/io/opentelemetry v=1.65.0 a cp=$EXT
+    for a in api context common sdk sdk-common sdk-trace sdk-metrics sdk-logs \
+        sdk-extension-autoconfigure sdk-extension-autoconfigure-spi; do
+        [ -f "$repo/opentelemetry-$a/$v/opentelemetry-$a-$v.jar" ] ||
+            skip "opentelemetry-$a $v is not in Maven's local repository (make builds the extension)"
+        cp=$cp:$repo/opentelemetry-$a/$v/opentelemetry-$a-$v.jar
+    done
+    javac --release 17 -cp "$cp" -d "$W/sdk" "$ROOT/tests/java/SdkService.java"
+    # the service's own exporter, found by the autoconfiguration's SPI
+    mkdir -p "$W/sdk/META-INF/services"
+    # shellcheck disable=SC2016 # the class's binary name: a literal $
+    echo 'SdkService$Jsonl' \
+        >"$W/sdk/META-INF/services/io.opentelemetry.sdk.autoconfigure.spi.traces.ConfigurableSpanExporterProvider"
+    OTEL_TRACES_EXPORTER=jsonl OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none \
+        OTEL_BSP_SCHEDULE_DELAY=100 LD_PRELOAD=$LIB \
+        ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR=$SOCKDIR \
+        java -cp "$cp:$W/sdk" SdkService >"$W/sdk.out" 2>"$W/sdk.err" 3>&- &
+    local svc=$! n=0 i
+    PIDS+=("$svc")
+    wait_for_line "$W/sdk.out" '^port ' 60
+    port=$(sed -n 's/^port //p' "$W/sdk.out")
+    wait_attachable "$svc"
+    for i in $(seq 20); do
+        curl -sS --max-time 30 "http://127.0.0.1:$port/work?ms=20" >/dev/null
+    done
+    "$ROOT/build/proflink-agent" -d 3 --register 500 --json -o "$W/agent.json" "$svc" \
+        >/dev/null 2>"$W/agent.err" 3>&- &
+    local agent=$!
+    PIDS+=("$agent")
+    while kill -0 "$agent" 2>/dev/null && [ "$n" -lt 60 ]; do
+        curl -sS --max-time 30 "http://127.0.0.1:$port/work?ms=120" >/dev/null
+        n=$((n + 1))
+    done
+    wait "$agent"
+    "$PY" - "$W/agent.json" "$W/sdk.out" "$((n + 20))" <<'PY'
+import json, sys, time
+from collections import Counter
+agent = json.load(open(sys.argv[1]))
+assert agent["dropped"] == 0 and agent["sent"] > 0, agent
+for _ in range(100):
+    roots = {}
+    for line in open(sys.argv[2]):
+        if line.startswith("{"):
+            s = json.loads(line)
+            assert s["parentSpanId"] is None, ("the service has root spans only", s)
+            roots[(s["traceId"], s["spanId"])] = s
+    if len(roots) >= int(sys.argv[3]):
+        break
+    time.sleep(0.1)
+assert len(roots) == int(sys.argv[3]), (len(roots), sys.argv[3])
+matched = 0
+for t in agent["transactions"]:
+    root = roots.get((t["trace_id"], t["transaction_id"]))
+    assert root is not None, ("the agent saw a transaction that is no exported root", t)
+    ids = root["attributes"].get("elastic.profiler_stack_trace_ids", [])
+    assert Counter(ids) == Counter(t["stack_trace_ids"]), (ids, t)
+    matched += 1
+assert matched >= 2, matched
+print("matched", matched, "of", len(roots))
 PY
 }

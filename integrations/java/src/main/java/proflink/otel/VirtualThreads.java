@@ -1,8 +1,9 @@
 /* VirtualThreads — follows virtual threads across carriers (Java 21+): puts Carrier on the
  * bootstrap class path, binds its native method, and adds its hooks to java.lang.VirtualThread's
  * mount() (publish the virtual thread's span on the carrier) and unmount() (clear the carrier's
- * record first), with the agent's Byte Buddy and its Instrumentation. Without them, or on an
- * unknown VirtualThread, it answers false and spans on virtual threads stay unpublished. */
+ * record first), with the agent's Byte Buddy and its Instrumentation. Without them (the SDK
+ * alone), or on an unknown VirtualThread, it answers false and spans on virtual threads stay
+ * unpublished. */
 package proflink.otel;
 
 import java.io.ByteArrayOutputStream;
@@ -27,10 +28,16 @@ final class VirtualThreads {
 
   /** True when the hooks are in: spans on virtual threads are then published (Carrier). */
   static boolean install() {
+    Class<?> holder;
     try {
-      Instrumentation inst = (Instrumentation) Class
-          .forName("io.opentelemetry.javaagent.bootstrap.InstrumentationHolder", true, null)
-          .getMethod("getInstrumentation").invoke(null);
+      holder = Class.forName("io.opentelemetry.javaagent.bootstrap.InstrumentationHolder", true, null);
+    } catch (ClassNotFoundException e) {
+      log.info("proflink-otel: no OpenTelemetry Java agent (the SDK alone): spans on virtual "
+          + "threads are not published");
+      return false;
+    }
+    try {
+      Instrumentation inst = (Instrumentation) holder.getMethod("getInstrumentation").invoke(null);
       Class<?> vt = Class.forName("java.lang.VirtualThread", false, null);
       if (inst == null || !inst.isRetransformClassesSupported()
           || !hasHook(vt, "mount") || !hasHook(vt, "unmount")) {
