@@ -17,7 +17,7 @@ public final class ProflinkCustomizer implements AutoConfigurationCustomizerProv
     // before the storage wraps anything: its first attach on a virtual thread finds Carrier on
     // the bootstrap loader
     if (hasVirtualThreads()) {
-      PublishingStorage.followVirtual = VirtualThreads.install();
+      VirtualThreads.install();
     }
     ContextStorage.addWrapper(PublishingStorage::new);
     // proflink's reader now: the profiler's registration (and its delay) is then known before

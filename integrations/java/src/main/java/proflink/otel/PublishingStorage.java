@@ -41,7 +41,7 @@ final class PublishingStorage implements ContextStorage {
     }
   }
 
-  /** Whether spans on virtual threads are published (VirtualThreads.install succeeded). */
+  /** Whether spans on virtual threads are published: java.lang.VirtualThread has the hooks. */
   static volatile boolean followVirtual;
 
   /** Publishes rec on the current thread: false when it is a virtual thread not followed. */

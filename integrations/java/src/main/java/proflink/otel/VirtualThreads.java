@@ -18,7 +18,10 @@ import java.util.jar.JarOutputStream;
 import java.util.logging.Logger;
 import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.asm.Advice;
+import net.bytebuddy.description.type.TypeDescription;
+import net.bytebuddy.dynamic.DynamicType;
 import net.bytebuddy.matcher.ElementMatchers;
+import net.bytebuddy.utility.JavaModule;
 
 final class VirtualThreads {
   private static final Logger log = Logger.getLogger("proflink.otel");
@@ -26,7 +29,9 @@ final class VirtualThreads {
 
   private VirtualThreads() {}
 
-  /** True when the hooks are in: spans on virtual threads are then published (Carrier). */
+  /** Adds the hooks; once java.lang.VirtualThread has them (now, or when it loads), spans on
+   * virtual threads are published (PublishingStorage.followVirtual). False when they cannot be
+   * added. */
   static boolean install() {
     Class<?> holder;
     try {
@@ -57,6 +62,7 @@ final class VirtualThreads {
           .with(AgentBuilder.TypeStrategy.Default.REDEFINE)
           .ignore(ElementMatchers.none())
           .assureReadEdgeTo(inst, carrier)
+          .with(new Hooked())
           .type(ElementMatchers.named("java.lang.VirtualThread"))
           .transform((builder, type, loader, module, pd) -> builder
               .visit(Advice.to(Mounted.class).on(ElementMatchers.named("mount")
@@ -69,6 +75,27 @@ final class VirtualThreads {
       log.warning("proflink-otel: virtual threads are not followed (" + t + "); spans on them "
           + "are not published");
       return false;
+    }
+  }
+
+  /** Spans on virtual threads are published only once the hooks are in the class: a span put
+   * on a carrier without the unmount hook would stay there. */
+  private static final class Hooked extends AgentBuilder.Listener.Adapter {
+    @Override
+    public void onTransformation(TypeDescription type, ClassLoader loader, JavaModule module,
+        boolean loaded, DynamicType dynamicType) {
+      if (type.getName().equals("java.lang.VirtualThread")) {
+        PublishingStorage.followVirtual = true;
+      }
+    }
+
+    @Override
+    public void onError(String name, ClassLoader loader, JavaModule module, boolean loaded,
+        Throwable t) {
+      if (name.equals("java.lang.VirtualThread")) {
+        log.warning("proflink-otel: virtual threads are not followed (" + t + "); spans on them "
+            + "are not published");
+      }
     }
   }
 
