@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "h2_conn.h"
 #include "leaves/runtime_state.h"
 
 #include "leaves/export.h"
@@ -88,6 +89,7 @@ void http_conn_open(int fd, uint64_t ino)
     atomic_store_explicit(&c->lost, 0, memory_order_relaxed);
     atomic_store_explicit(&c->busy, 0, memory_order_relaxed);
     atomic_store_explicit(&c->wbusy, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->h2, H2_MODE_UNDECIDED, memory_order_relaxed);
     atomic_fetch_add_explicit(&c->gen, 1, memory_order_release);
     atomic_fetch_add_explicit(&http_conn_live, 1, memory_order_relaxed);
     atomic_store_explicit(&c->tracked, 1, memory_order_release);
@@ -135,7 +137,7 @@ void http_conn_lost(struct http_conn *c) { atomic_store_explicit(&c->lost, 1, me
  * unseen and given to another file within that time of the previous check is not caught. None
  * in a sandboxed process (no system call of proflink's own there: the slot is trusted as it
  * is). */
-static int same_socket(struct http_conn *c, int fd)
+int http_conn_same_socket(struct http_conn *c, int fd)
 {
     if (!c->ino || runtime_sandboxed())
         return 1;
@@ -154,7 +156,7 @@ static int same_socket(struct http_conn *c, int fd)
 /* A head ended with context got: queue its request. 0, or -1 when c stops being followed. */
 static int queue_request(struct http_conn *c, int fd, const struct trace_ctx *got)
 {
-    if (!same_socket(c, fd)) {
+    if (!http_conn_same_socket(c, fd)) {
         http_conn_close(c);
         return -1;
     }
@@ -179,6 +181,21 @@ static int queue_request(struct http_conn *c, int fd, const struct trace_ctx *go
     return 0;
 }
 
+/* The connection's first bytes in either direction decide its protocol, once; h2: they are
+ * HTTP/2's. Returns the mode; H2_MODE_CLAIMED when another thread is deciding at the same time
+ * (the caller then gives c up). */
+static uint8_t decide(struct http_conn *c, int h2)
+{
+    uint8_t mode = H2_MODE_UNDECIDED;
+    if (!atomic_compare_exchange_strong_explicit(&c->h2, &mode, H2_MODE_CLAIMED,
+                                                 memory_order_acq_rel, memory_order_acquire))
+        return mode;
+    mode = h2 && h2_conn_start(c) == 0 ? H2_MODE_H2 : H2_MODE_HTTP1;
+    /* release: whoever sees H2 sees c->h2state set up */
+    atomic_store_explicit(&c->h2, mode, memory_order_release);
+    return mode;
+}
+
 uint32_t http_conn_feed(struct http_conn *c, int fd, const uint8_t *p, size_t n, int more,
                         uint32_t *gen)
 {
@@ -192,6 +209,19 @@ uint32_t http_conn_feed(struct http_conn *c, int fd, const uint8_t *p, size_t n,
     if (atomic_load_explicit(&c->lost, memory_order_acquire))
         http_scan_kill(&c->scan);
     uint32_t newest = 0;
+    uint8_t mode = atomic_load_explicit(&c->h2, memory_order_acquire);
+    if (__builtin_expect(mode != H2_MODE_HTTP1, 0)) {
+        if (mode == H2_MODE_UNDECIDED)
+            mode = decide(c, h2_conn_is_preface(p, n));
+        if (mode == H2_MODE_CLAIMED)
+            http_conn_lost(c);
+        else if (mode == H2_MODE_H2 && !atomic_load_explicit(&c->lost, memory_order_acquire))
+            newest = h2_conn_read(c, fd, p, n);
+        if (mode != H2_MODE_HTTP1) {
+            atomic_store_explicit(&c->busy, 0, memory_order_release);
+            return newest;
+        }
+    }
     while (n > 0 && !http_scan_dead(&c->scan)) {
         enum http_scan_event ev;
         struct trace_ctx got;
@@ -253,6 +283,21 @@ int http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n, uint32_t he
 {
     if (write_begin(c) != 0)
         return 1;
+    uint8_t mode = atomic_load_explicit(&c->h2, memory_order_acquire);
+    if (__builtin_expect(mode != H2_MODE_HTTP1, 0)) {
+        /* an HTTP/2 server writes its SETTINGS before it reads the client's preface */
+        if (mode == H2_MODE_UNDECIDED && h2_conn_is_server_first(p, n))
+            mode = decide(c, 1);
+        if (mode == H2_MODE_CLAIMED)
+            http_conn_lost(c);
+        else if (mode == H2_MODE_H2)
+            h2_conn_wrote(c, p, n);
+        if (mode == H2_MODE_CLAIMED || mode == H2_MODE_H2) {
+            /* streams end by their frames, never by a write's end: nothing to adopt */
+            atomic_store_explicit(&c->wbusy, 0, memory_order_release);
+            return 1;
+        }
+    }
     while (n > 0 && !http_scan_dead(&c->resp)) {
         enum http_scan_event ev;
         struct trace_ctx unused;
@@ -284,7 +329,9 @@ int http_conn_wrote_unseen(struct http_conn *c, uint64_t n)
 {
     if (write_begin(c) != 0)
         return 1;
-    if (http_scan_skip(&c->resp, n) == 1)
+    if (atomic_load_explicit(&c->h2, memory_order_acquire) == H2_MODE_H2)
+        http_conn_lost(c); /* frames proflink cannot see */
+    else if (http_scan_skip(&c->resp, n) == 1)
         response_done(c);
     return write_end(c);
 }

@@ -46,6 +46,8 @@ struct http_conn {
     struct http_req reqs[HTTP_CONN_QUEUE]; /* request n in reqs[n % HTTP_CONN_QUEUE] */
     struct http_scan scan;   /* what the program reads */
     struct http_scan resp;   /* what it writes */
+    _Atomic uint8_t h2;      /* enum h2_mode (h2_conn.h): HTTP/1.x or HTTP/2, by the first bytes */
+    struct h2_conn *h2state; /* HTTP/2 streams (h2_conn.c), kept for the descriptor's next one */
 };
 
 /* 1 when PROFLINK_HTTP asked for it and proflink is active (set once at start). Exported so
@@ -90,6 +92,8 @@ int http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n, uint32_t he
 /* n bytes went to c that cannot be seen (sendfile): body bytes, or c is lost. Returns as
  * http_conn_wrote. */
 int http_conn_wrote_unseen(struct http_conn *c, uint64_t n);
+/* 1 while fd still names the socket accepted on c (checked at most once per clock tick). */
+int http_conn_same_socket(struct http_conn *c, int fd);
 /* Bytes of c went by that proflink could not see (MSG_TRUNC on a stream, splice, recvmmsg,
  * stdio): stop following c; its open requests end for every thread. */
 void http_conn_lost(struct http_conn *c);
