@@ -27,6 +27,7 @@ HELPERS = os.path.join(ROOT, "build", "tests")
 PYSRV = os.path.join(ROOT, "tests", "http_matrix_servers.py")
 NODESRV = os.path.join(ROOT, "tests", "http_matrix_node.js")
 JDKSRV = os.path.join(ROOT, "tests", "http_matrix_jdk.java")
+H2CLIENT = os.path.join(ROOT, "tests", "http2_client.js")
 
 # shape: (server command without LOG, client mode, work ms per request)
 SHAPES = {
@@ -46,6 +47,13 @@ SHAPES = {
     "node_immediate": (["node", NODESRV, "immediate"], "keepalive", 5),
     "node_timeout": (["node", NODESRV, "timeout"], "keepalive", 5),
     "node_slow_heads": (["node", NODESRV, "sync"], "pieces", 5),
+    # HTTP/2 (plaintext, prior knowledge): h2 = one connection per request in flight, each with
+    # one stream at a time; h2_streams = one connection carrying every request in flight
+    "node_h2_sync": (["node", NODESRV, "h2_sync"], "h2", 5),
+    "node_h2_immediate": (["node", NODESRV, "h2_immediate"], "h2", 5),
+    "node_h2_streams": (["node", NODESRV, "h2_sync"], "h2_streams", 5),
+    # every header block over 16 KiB (HEADERS + CONTINUATION): proflink gives the connections up
+    "node_h2_huge_headers": (["node", NODESRV, "h2_sync"], "h2_huge", 5),
     "gunicorn_gthread": ([PY, PYSRV, "gunicorn_gthread"], "keepalive", 5),
     "gunicorn_sync": ([PY, PYSRV, "gunicorn_sync"], "keepalive", 5),
     "uvicorn": ([PY, PYSRV, "uvicorn"], "keepalive", 5),
@@ -106,6 +114,18 @@ def client(port, mode, ms, deadline, errors):
             s.close()
     except OSError as e:
         errors.append(str(e))
+
+
+def h2_clients(port, mode, inflight, seconds, ms, errors):
+    """HTTP/2 clients (tests/http2_client.js): inflight connections of one stream each (h2), or
+    one connection with inflight streams (h2_streams)."""
+    conns, streams = (1, inflight) if mode == "h2_streams" else (inflight, 1)
+    pad = 20000 if mode == "h2_huge" else 0
+    r = subprocess.run(["node", H2CLIENT, str(port), str(conns), str(streams), str(seconds),
+                        str(ms), str(pad)], capture_output=True, text=True)
+    last = (r.stdout.split("\n")[-2:-1] or [""])[0].split()
+    if r.returncode != 0 or len(last) != 2 or last[1] != "0":
+        errors.append("h2 client: %s %s" % (r.stdout.strip(), r.stderr.strip()))
 
 
 def read_response(s, buf):
@@ -183,13 +203,16 @@ def run_one(shape, inflight, seconds, lib, tmp):
                                     samples, str(srv.pid)])
         time.sleep(0.3)  # the sampler has read every thread pointer
         errors = []
-        deadline = time.monotonic() + seconds
-        clients = [threading.Thread(target=client, args=(port, mode, ms, deadline, errors))
-                   for _ in range(inflight)]
-        for c in clients:
-            c.start()
-        for c in clients:
-            c.join()
+        if mode.startswith("h2"):
+            h2_clients(port, mode, inflight, seconds, ms, errors)
+        else:
+            deadline = time.monotonic() + seconds
+            clients = [threading.Thread(target=client, args=(port, mode, ms, deadline, errors))
+                       for _ in range(inflight)]
+            for c in clients:
+                c.start()
+            for c in clients:
+                c.join()
         sampler.send_signal(signal.SIGTERM)
         sampler.wait()
     finally:

@@ -1,0 +1,57 @@
+#!/usr/bin/env bats
+# serial: servers burn CPU while every thread's record is sampled at 1 kHz from outside
+# Unmodified HTTP/2 servers under PROFLINK_HTTP=1 (plaintext, prior knowledge), through the HTTP
+# matrix (tests/http_matrix.py: every request with its own traceparent, ground truth from the
+# servers' own logs, samples read from outside): a stream is shown while it is the one its
+# connection has open, never another stream's trace; hostile clients change no answer.
+# modules: preload/http/h2_conn.c hooks/http_io.c preload/http/http_conn.c
+load helpers
+
+setup() { setup_sockdir; }
+teardown() { rm -rf "$SOCKDIR"; }
+
+# matrix WANT_CORRECT SHAPE:N… — runs the shapes; every one: wrong <= 1%, >= 50 samples, no
+# client error; those in WANT_CORRECT (space-separated SHAPE:N) also >= 90% correct
+matrix() {
+    command -v node >/dev/null || skip "node is not installed"
+    "$PY" "$ROOT/tests/http_matrix.py" --seconds 2 --json "$BATS_TEST_TMPDIR/m.json" "${@:2}" \
+        >"$BATS_TEST_TMPDIR/table" 3>&-
+    cat "$BATS_TEST_TMPDIR/table"
+    "$PY" - "$BATS_TEST_TMPDIR/m.json" "$1" <<'PYEOF'
+import json, sys
+rows, want90 = json.load(open(sys.argv[1])), sys.argv[2].split()
+bad = []
+for r in rows:
+    key = "%s:%d" % (r["shape"], r["inflight"])
+    if r["client_errors"] or r["samples"] < 50:
+        bad.append("%s: %d samples, %d client errors" % (key, r["samples"], r["client_errors"]))
+    if r["wrong_pct"] > 1.0:
+        bad.append("%s: %.1f%% wrong" % (key, r["wrong_pct"]))
+    if key in want90 and r["correct_pct"] < 90:
+        bad.append("%s: %.1f%% correct, want >= 90" % (key, r["correct_pct"]))
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PYEOF
+}
+
+@test "Node http2 h2c: one stream in flight is shown (>= 90% correct); never another stream's trace" {
+    matrix "node_h2_sync:1 node_h2_immediate:1 node_h2_streams:1" \
+        node_h2_sync:1 node_h2_sync:4 node_h2_immediate:1 node_h2_immediate:4 \
+        node_h2_streams:1 node_h2_streams:4
+}
+
+@test "Node http2 h2c: header blocks over 16 KiB give the connection up, never a wrong trace" {
+    matrix "" node_h2_huge_headers:1 node_h2_huge_headers:4
+    "$PY" - "$BATS_TEST_TMPDIR/m.json" <<'PYEOF'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+sys.exit(1 if any(r["correct"] or r["wrong"] for r in rows) else 0)
+PYEOF
+}
+
+@test "Node http2 h2c: hostile clients get the same answers, byte for byte, with and without proflink" {
+    command -v node >/dev/null || skip "node is not installed"
+    run "$PY" "$ROOT/tests/http2_hostile.py" "$LIB"
+    echo "$output"
+    [ "$status" -eq 0 ]
+}
