@@ -55,3 +55,17 @@ PYEOF
     echo "$output"
     [ "$status" -eq 0 ]
 }
+
+@test "gRPC in Node (@grpc/grpc-js): one call in flight is shown (>= 90% correct); never another call's trace" {
+    [ -f "$ROOT/tests/grpc/node_modules/@grpc/grpc-js/package.json" ] ||
+        skip "@grpc/grpc-js is not installed: run tests/grpc/install.sh (scripts/deps.sh check)"
+    matrix "grpc_node:1 grpc_node_streams:1" grpc_node:1 grpc_node:4 grpc_node_streams:4
+}
+
+@test "gRPC in Python (grpcio): handlers on worker threads are missed, never wrong" {
+    [ -x "$ROOT/build/grpcenv/bin/python" ] ||
+        skip "build/grpcenv is missing: run tests/grpc/install.sh (scripts/deps.sh check)"
+    [ -f "$ROOT/tests/grpc/node_modules/@grpc/grpc-js/package.json" ] ||
+        skip "@grpc/grpc-js (the client) is not installed: run tests/grpc/install.sh"
+    matrix "" grpc_python:1 grpc_python:4
+}
