@@ -5,6 +5,7 @@
 # servers' own logs, samples read from outside): a stream is shown while it is the one its
 # connection has open, never another stream's trace; hostile clients change no answer.
 # modules: preload/http/h2_conn.c hooks/http_io.c preload/http/http_conn.c
+# Upgrade: h2c against tests/http2_upgrade.py (both ends written out there).
 load helpers
 
 setup() { setup_sockdir; }
@@ -38,6 +39,10 @@ PYEOF
     matrix "node_h2_sync:1 node_h2_immediate:1 node_h2_streams:1" \
         node_h2_sync:1 node_h2_sync:4 node_h2_immediate:1 node_h2_immediate:4 \
         node_h2_streams:1 node_h2_streams:4
+}
+
+@test "Upgrade: h2c: the streams after the upgraded request are shown (>= 90% correct), never a wrong trace" {
+    matrix "py_h2c_upgrade:1 py_h2c_upgrade:4" py_h2c_upgrade:1 py_h2c_upgrade:4
 }
 
 @test "Node http2 h2c: header blocks over 16 KiB give the connection up, never a wrong trace" {

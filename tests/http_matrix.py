@@ -28,6 +28,7 @@ PYSRV = os.path.join(ROOT, "tests", "http_matrix_servers.py")
 NODESRV = os.path.join(ROOT, "tests", "http_matrix_node.js")
 JDKSRV = os.path.join(ROOT, "tests", "http_matrix_jdk.java")
 H2CLIENT = os.path.join(ROOT, "tests", "http2_client.js")
+H2UPGRADE = os.path.join(ROOT, "tests", "http2_upgrade.py")
 GRPC = os.path.join(ROOT, "tests", "grpc")  # its node_modules: npm ci (scripts/deps.sh)
 GRPCPY = os.path.join(ROOT, "build", "grpcenv", "bin", "python")  # grpcio (scripts/deps.sh)
 
@@ -56,6 +57,9 @@ SHAPES = {
     "node_h2_streams": (["node", NODESRV, "h2_sync"], "h2_streams", 5),
     # every header block over 16 KiB (HEADERS + CONTINUATION): proflink gives the connections up
     "node_h2_huge_headers": (["node", NODESRV, "h2_sync"], "h2_huge", 5),
+    # HTTP/2 after `Upgrade: h2c` (one connection per request in flight): stream 1 is the
+    # upgraded request, then one stream at a time
+    "py_h2c_upgrade": ([PY, H2UPGRADE, "server"], "h2c_upgrade", 5),
     # gRPC (plaintext HTTP/2, unary calls, traceparent in the metadata): grpc = one channel per
     # call in flight, grpc_streams = one channel carrying every call in flight
     "grpc_node": (["node", os.path.join(GRPC, "server.js")], "grpc", 5),
@@ -131,9 +135,12 @@ def h2_clients(port, mode, inflight, seconds, ms, errors):
     stream each (h2, grpc), or one connection with inflight streams (h2_streams, grpc_streams)."""
     conns, streams = (1, inflight) if mode.endswith("_streams") else (inflight, 1)
     pad = 20000 if mode == "h2_huge" else 0
-    cmd = ["node", H2CLIENT] if mode.startswith("h2") else ["node", os.path.join(GRPC, "client.js")]
-    r = subprocess.run(cmd + [str(port), str(conns), str(streams), str(seconds), str(ms),
-                              str(pad)], capture_output=True, text=True)
+    if mode == "h2c_upgrade":
+        cmd = [PY, H2UPGRADE, "client", str(port), str(conns), str(seconds), str(ms)]
+    else:
+        cmd = ["node", H2CLIENT if mode.startswith("h2") else os.path.join(GRPC, "client.js")]
+        cmd += [str(port), str(conns), str(streams), str(seconds), str(ms), str(pad)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
     last = (r.stdout.split("\n")[-2:-1] or [""])[0].split()
     if r.returncode != 0 or len(last) != 2 or last[1] != "0":
         errors.append("h2 client: %s %s" % (r.stdout.strip(), r.stderr.strip()))

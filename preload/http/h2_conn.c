@@ -13,6 +13,8 @@ static const uint8_t preface[H2_PREFACE_LEN + 1] = "PRI * HTTP/2.0\r\n\r\nSM\r\n
 #define T_SETTINGS 4
 #define SETTING_LEN 6
 
+static void none_open(struct http_conn *c);
+
 int h2_conn_is_preface(const uint8_t *p, size_t n)
 {
     return n > 0 && memcmp(p, preface, n < H2_PREFACE_LEN ? n : H2_PREFACE_LEN) == 0;
@@ -48,6 +50,15 @@ int h2_conn_start(struct http_conn *c)
     return 0;
 }
 
+void h2_conn_upgraded(struct http_conn *c)
+{
+    struct h2_conn *h = c->h2state;
+    h->open[0] = 1;
+    h->nopen = 1;
+    h->req.last_request = 1; /* the client's next stream is 3 */
+    none_open(c);
+}
+
 /* The open-stream set is changed by the reading and the writing thread: a try-lock held for a
  * few instructions; a thread that finds it taken gives the connection up (never waits: a hook
  * may run in a signal handler that interrupted the holder). */
@@ -58,7 +69,7 @@ static int lock(struct h2_conn *h)
 
 static void unlock(struct h2_conn *h) { atomic_store_explicit(&h->lock, 0, memory_order_release); }
 
-/* No stream (or several) open: no request of c is open for any thread. */
+/* No stream (or several, or one not shown) open: no request of c is open for any thread. */
 static void none_open(struct http_conn *c)
 {
     uint32_t heads = atomic_load_explicit(&c->heads, memory_order_relaxed);

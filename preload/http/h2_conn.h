@@ -1,5 +1,6 @@
 /* h2_conn.h — an accepted connection followed as HTTP/2 (prior-knowledge h2c: the client
- * preface as its first bytes, or a server whose first write is a SETTINGS frame): the bytes the
+ * preface as its first bytes, or a server whose first write is a SETTINGS frame; Upgrade: h2c:
+ * from a 101 answer on, stream 1 being the upgraded request): the bytes the
  * program reads go through h2_frames.c and hpack.c, each stream's request headers giving its
  * traceparent; the frame headers of what it writes end streams (END_STREAM, RST_STREAM, GOAWAY).
  *
@@ -52,6 +53,11 @@ int h2_conn_is_server_first(const uint8_t *p, size_t n);
  * the same descriptor). 0, or -1 out of memory. */
 int h2_conn_start(struct http_conn *c);
 
+/* The program answered c's one open request with 101 Switching Protocols (Upgrade: h2c, after
+ * h2_conn_start): the request is stream 1, open until its response ends, and not shown: the
+ * request head said nothing proflink read about which protocol follows (a WebSocket upgrade
+ * fails the readers at its first bytes, then c is given up). */
+void h2_conn_upgraded(struct http_conn *c);
 /* Bytes the program read (under c->busy): returns the request number of a stream this read
  * opened and that is still the connection's only open stream, 0 if none. */
 uint32_t h2_conn_read(struct http_conn *c, int fd, const uint8_t *p, size_t n);

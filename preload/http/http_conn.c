@@ -270,6 +270,25 @@ static int write_end(struct http_conn *c)
     return between;
 }
 
+/* A 101 answer to the one open request: c becomes an HTTP/2 connection whose stream 1 is that
+ * request. 0, or -1 (c to be given up). */
+static int upgrade(struct http_conn *c)
+{
+    uint8_t mode = H2_MODE_HTTP1;
+    if (atomic_load_explicit(&c->heads, memory_order_relaxed) -
+                atomic_load_explicit(&c->dones, memory_order_relaxed) != 1 ||
+        !atomic_compare_exchange_strong_explicit(&c->h2, &mode, H2_MODE_CLAIMED,
+                                                 memory_order_acq_rel, memory_order_acquire))
+        return -1;
+    if (h2_conn_start(c) != 0) {
+        atomic_store_explicit(&c->h2, H2_MODE_HTTP1, memory_order_release);
+        return -1;
+    }
+    h2_conn_upgraded(c);
+    atomic_store_explicit(&c->h2, H2_MODE_H2, memory_order_release);
+    return 0;
+}
+
 /* The final response of the oldest open request is complete (a response head with no request
  * open made the connection lost before its end). */
 static void response_done(struct http_conn *c)
@@ -320,6 +339,14 @@ int http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n, uint32_t he
             c->resp.no_body = c->reqs[(d + 1) % HTTP_CONN_QUEUE].no_body;
         } else if (ev == HTTP_SCAN_MESSAGE_END) {
             response_done(c);
+        } else if (ev == HTTP_SCAN_HEAD_END && c->resp.status == 101) {
+            /* Switching Protocols: HTTP/2 (Upgrade: h2c) from the next byte on, the rest of
+             * this write included; another protocol fails the HTTP/2 readers (lost) */
+            if (upgrade(c) != 0)
+                break;
+            h2_conn_wrote(c, p, n);
+            atomic_store_explicit(&c->wbusy, 0, memory_order_release);
+            return 1;
         }
     }
     return write_end(c);
