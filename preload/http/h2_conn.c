@@ -103,8 +103,8 @@ static void streams_above(struct http_conn *c, struct h2_conn *h, uint32_t last)
 
 struct read_state {
     struct http_conn *c;
-    int fd;
     int failed;
+    int requests;
     uint32_t newest;
 };
 
@@ -140,12 +140,7 @@ static void on_read_event(void *arg, const struct h2_event *ev)
     struct h2_conn *h = st->c->h2state;
     if (st->failed)
         return;
-    if (ev->type == H2_EV_REQUEST && !http_conn_same_socket(st->c, st->fd)) {
-        /* the number names another file now: not this connection's bytes */
-        http_conn_close(st->c);
-        st->failed = 1;
-        return;
-    }
+    st->requests += ev->type == H2_EV_REQUEST;
     if (ev->type != H2_EV_REQUEST && ev->type != H2_EV_RESET)
         return; /* a client's GOAWAY names the server's streams (pushes): none followed */
     if (lock(h) != 0) {
@@ -159,19 +154,19 @@ static void on_read_event(void *arg, const struct h2_event *ev)
     unlock(h);
 }
 
-uint32_t h2_conn_read(struct http_conn *c, int fd, const uint8_t *p, size_t n)
+int h2_conn_read(struct http_conn *c, const uint8_t *p, size_t n, uint32_t *newest)
 {
     struct h2_conn *h = c->h2state;
     uint32_t limit = atomic_exchange_explicit(&h->table_limit, 0, memory_order_acquire);
     if (limit)
         h2_frames_table_limit(&h->req, limit - 1);
-    struct read_state st = {c, fd, 0, 0};
-    /* a desynchronised HPACK table, a block too large, anything not HTTP/2: lost */
-    if (h2_frames_feed(&h->req, p, n, on_read_event, &st) != 0 || st.failed) {
-        http_conn_lost(c);
-        return 0;
-    }
-    return st.newest;
+    struct read_state st = {c, 0, 0, 0};
+    *newest = 0;
+    /* a desynchronised HPACK table, a block too large, anything not HTTP/2: c is given up */
+    if (h2_frames_feed(&h->req, p, n, on_read_event, &st) != 0 || st.failed)
+        return -1;
+    *newest = st.newest;
+    return st.requests;
 }
 
 struct write_state {
@@ -202,9 +197,9 @@ static void on_write_event(void *arg, const struct h2_event *ev)
     unlock(h);
 }
 
-void h2_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n)
+int h2_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n)
 {
     struct write_state st = {c, 0};
-    if (h2_frames_feed(&c->h2state->resp, p, n, on_write_event, &st) != 0 || st.failed)
-        http_conn_lost(c);
+    return h2_frames_feed(&c->h2state->resp, p, n, on_write_event, &st) != 0 || st.failed ? -1
+                                                                                           : 0;
 }

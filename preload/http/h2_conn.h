@@ -58,10 +58,12 @@ int h2_conn_start(struct http_conn *c);
  * request head said nothing proflink read about which protocol follows (a WebSocket upgrade
  * fails the readers at its first bytes, then c is given up). */
 void h2_conn_upgraded(struct http_conn *c);
-/* Bytes the program read (under c->busy): returns the request number of a stream this read
- * opened and that is still the connection's only open stream, 0 if none. */
-uint32_t h2_conn_read(struct http_conn *c, int fd, const uint8_t *p, size_t n);
-/* Bytes the program wrote (under c->wbusy). */
-void h2_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n);
+/* Bytes the program read (under c->busy): *newest is the request number of a stream this read
+ * opened and that is still the connection's only open stream, 0 if none. Returns how many
+ * streams' request headers the bytes held, or -1 when c must be given up (not HTTP/2, HPACK
+ * out of step, a block too large, too many streams, another thread changing the streams). */
+int h2_conn_read(struct http_conn *c, const uint8_t *p, size_t n, uint32_t *newest);
+/* Bytes the program wrote (under c->wbusy): 0, or -1 when c must be given up. */
+int h2_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n);
 
 #endif

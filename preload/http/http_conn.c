@@ -137,7 +137,7 @@ void http_conn_lost(struct http_conn *c) { atomic_store_explicit(&c->lost, 1, me
  * unseen and given to another file within that time of the previous check is not caught. None
  * in a sandboxed process (no system call of proflink's own there: the slot is trusted as it
  * is). */
-int http_conn_same_socket(struct http_conn *c, int fd)
+static int same_socket(struct http_conn *c, int fd)
 {
     if (!c->ino || runtime_sandboxed())
         return 1;
@@ -156,7 +156,7 @@ int http_conn_same_socket(struct http_conn *c, int fd)
 /* A head ended with context got: queue its request. 0, or -1 when c stops being followed. */
 static int queue_request(struct http_conn *c, int fd, const struct trace_ctx *got)
 {
-    if (!http_conn_same_socket(c, fd)) {
+    if (!same_socket(c, fd)) {
         http_conn_close(c);
         return -1;
     }
@@ -196,6 +196,23 @@ static uint8_t decide(struct http_conn *c, int h2)
     return mode;
 }
 
+/* Bytes read on an HTTP/2 connection: the number of the request this read opened, 0 if none. */
+static uint32_t h2_read(struct http_conn *c, int fd, const uint8_t *p, size_t n)
+{
+    uint32_t newest;
+    int requests = h2_conn_read(c, p, n, &newest);
+    if (requests < 0) {
+        http_conn_lost(c);
+        return 0;
+    }
+    /* the number names another file now: not this connection's bytes (as queue_request) */
+    if (requests > 0 && !same_socket(c, fd)) {
+        http_conn_close(c);
+        return 0;
+    }
+    return newest;
+}
+
 uint32_t http_conn_feed(struct http_conn *c, int fd, const uint8_t *p, size_t n, int more,
                         uint32_t *gen)
 {
@@ -216,7 +233,7 @@ uint32_t http_conn_feed(struct http_conn *c, int fd, const uint8_t *p, size_t n,
         if (mode == H2_MODE_CLAIMED)
             http_conn_lost(c);
         else if (mode == H2_MODE_H2 && !atomic_load_explicit(&c->lost, memory_order_acquire))
-            newest = h2_conn_read(c, fd, p, n);
+            newest = h2_read(c, fd, p, n);
         if (mode != H2_MODE_HTTP1) {
             atomic_store_explicit(&c->busy, 0, memory_order_release);
             return newest;
@@ -309,8 +326,8 @@ int http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n, uint32_t he
             mode = decide(c, 1);
         if (mode == H2_MODE_CLAIMED)
             http_conn_lost(c);
-        else if (mode == H2_MODE_H2)
-            h2_conn_wrote(c, p, n);
+        else if (mode == H2_MODE_H2 && h2_conn_wrote(c, p, n) != 0)
+            http_conn_lost(c);
         if (mode == H2_MODE_CLAIMED || mode == H2_MODE_H2) {
             /* streams end by their frames, never by a write's end: nothing to adopt */
             atomic_store_explicit(&c->wbusy, 0, memory_order_release);
@@ -344,7 +361,8 @@ int http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n, uint32_t he
              * this write included; another protocol fails the HTTP/2 readers (lost) */
             if (upgrade(c) != 0)
                 break;
-            h2_conn_wrote(c, p, n);
+            if (h2_conn_wrote(c, p, n) != 0)
+                http_conn_lost(c);
             atomic_store_explicit(&c->wbusy, 0, memory_order_release);
             return 1;
         }

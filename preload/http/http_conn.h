@@ -92,8 +92,6 @@ int http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n, uint32_t he
 /* n bytes went to c that cannot be seen (sendfile): body bytes, or c is lost. Returns as
  * http_conn_wrote. */
 int http_conn_wrote_unseen(struct http_conn *c, uint64_t n);
-/* 1 while fd still names the socket accepted on c (checked at most once per clock tick). */
-int http_conn_same_socket(struct http_conn *c, int fd);
 /* Bytes of c went by that proflink could not see (MSG_TRUNC on a stream, splice, recvmmsg,
  * stdio): stop following c; its open requests end for every thread. */
 void http_conn_lost(struct http_conn *c);
