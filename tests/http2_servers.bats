@@ -5,11 +5,16 @@
 # servers' own logs, samples read from outside): a stream is shown while it is the one its
 # connection has open, never another stream's trace; hostile clients change no answer.
 # modules: preload/http/h2_conn.c hooks/http_io.c preload/http/http_conn.c
-# Upgrade: h2c against tests/http2_upgrade.py (both ends written out there).
+# Upgrade: h2c against tests/http2_upgrade.py (both ends written out there); nginx http2 (h2c)
+# proxying with gzip, sampled as tests/http_requests.bats does over HTTP/1.x.
 load helpers
 
 setup() { setup_sockdir; }
-teardown() { rm -rf "$SOCKDIR"; }
+teardown() {
+    [ -z "${UPSTREAM:-}" ] || { kill "$UPSTREAM" 2>/dev/null; wait "$UPSTREAM" 2>/dev/null || true; }
+    stop_target
+    rm -rf "$SOCKDIR"
+}
 
 # matrix WANT_CORRECT SHAPE:N… — runs the shapes; every one: wrong <= 1%, >= 50 samples, no
 # client error; those in WANT_CORRECT (space-separated SHAPE:N) also >= 90% correct
@@ -73,4 +78,71 @@ PYEOF
     [ -f "$ROOT/tests/grpc/node_modules/@grpc/grpc-js/package.json" ] ||
         skip "@grpc/grpc-js (the client) is not installed: run tests/grpc/install.sh"
     matrix "" grpc_python:1 grpc_python:4
+}
+
+@test "nginx http2 (h2c) proxy + gzip: tiny requests beside a large compressed answer never lend their trace to its work" {
+    libc_independent
+    command -v nginx >/dev/null || skip "nginx is not installed"
+    curl -V | grep -q nghttp2 || skip "curl has no HTTP/2 (nghttp2)"
+    local d=$BATS_TEST_TMPDIR/ngx span=00f067aa0ba902b7
+    local victim=4bf92f3577b34da6a3ce929d0e0e4736 attacker=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+    mkdir -p "$d/tmp"
+    # one worker on unix sockets (no TCP port), HTTP/2 with prior knowledge, proxying to the
+    # upstream at DIR/up.sock and compressing its answers at gzip level 9: the worker's CPU
+    # goes to compressing a response whose bytes come from a connection it did not accept
+    cat >"$d/nginx.conf" <<NGX
+user root;
+worker_processes 1;
+daemon off;
+master_process on;
+pid $d/nginx.pid;
+error_log $d/error.log warn;
+events { worker_connections 256; }
+http {
+    access_log off;
+    client_body_temp_path $d/tmp/body; proxy_temp_path $d/tmp/proxy;
+    fastcgi_temp_path $d/tmp/fcgi; uwsgi_temp_path $d/tmp/uwsgi; scgi_temp_path $d/tmp/scgi;
+    server {
+        listen unix:$d/front.sock http2;
+        location / { proxy_pass http://unix:$d/up.sock:; }
+        gzip on; gzip_comp_level 9; gzip_types *; gzip_proxied any; gzip_min_length 0;
+    }
+}
+NGX
+    "$PY" "$ROOT/tests/http_upstream.py" "$d/up.sock" >"$d/up.out" 2>&1 3>&- &
+    UPSTREAM=$!
+    wait_for_line "$d/up.out" '^listening'
+    PROFLINK_HTTP=1 start_target nginx -e "$d/error.log" -p "$d" -c "$d/nginx.conf"
+    for _ in $(seq 100); do [ -S "$d/front.sock" ] && pgrep -P "$TARGET_PID" >/dev/null && break; sleep 0.05; done
+    local worker
+    worker=$(pgrep -P "$TARGET_PID")
+    inspect_json "$worker" --no-threads
+    local off
+    off=$(jget 'j["tls_offset"]')
+    # the victim: three large compressed answers one after the other; beside it, the
+    # attacker's stream of tiny requests, each on its own connection
+    (for _ in 1 2 3; do
+        curl -s -o /dev/null --http2-prior-knowledge --unix-socket "$d/front.sock" \
+            -H 'Accept-Encoding: gzip' -H "traceparent: 00-$victim-$span-01" http://x/big
+    done) 3>&- &
+    local vpid=$!
+    (while kill -0 "$vpid" 2>/dev/null; do
+        curl -s -o /dev/null --http2-prior-knowledge --unix-socket "$d/front.sock" \
+            -H "traceparent: 00-$attacker-$span-01" http://x/tiny
+    done) 3>&- &
+    local apid=$!
+    "$ROOT/build/tests/http_sampler" 1000 "$off" "$d/samples" "$worker" 3>&- &
+    local spid=$!
+    wait "$vpid"
+    kill "$spid"; wait "$spid" || true
+    wait "$apid" || true
+    kill "$UPSTREAM"; wait "$UPSTREAM" 2>/dev/null || true
+    local total vic att
+    total=$(wc -l <"$d/samples")
+    vic=$(grep -c " $victim\$" "$d/samples" || true)
+    att=$(grep -c " $attacker\$" "$d/samples" || true)
+    echo "worker samples: $total, victim's trace: $vic, attacker's: $att"
+    [ "$total" -gt 500 ]
+    [ "$att" -le $((total / 100)) ]
+    [ "$vic" -gt $((total / 5)) ]
 }
