@@ -77,16 +77,18 @@ static void none_open(struct http_conn *c)
         atomic_store_explicit(&c->dones, heads, memory_order_release);
 }
 
-/* Stream s is over (its response complete, reset, refused by GOAWAY). */
-static void stream_end(struct http_conn *c, struct h2_conn *h, uint32_t s)
+/* Stream s is over (its response complete, reset, refused by GOAWAY): 1, or 0 if it was not
+ * open. */
+static int stream_end(struct http_conn *c, struct h2_conn *h, uint32_t s)
 {
     for (uint32_t i = 0; i < h->nopen; i++)
         if (h->open[i] == s) {
             h->open[i] = h->open[--h->nopen];
             if (h->nopen == 0)
                 none_open(c);
-            return;
+            return 1;
         }
+    return 0;
 }
 
 /* GOAWAY: the streams above last are not processed. */
@@ -104,7 +106,7 @@ static void streams_above(struct http_conn *c, struct h2_conn *h, uint32_t last)
 struct read_state {
     struct http_conn *c;
     int failed;
-    int requests;
+    int ambiguous;
     uint32_t newest;
 };
 
@@ -131,6 +133,7 @@ static void stream_open(struct read_state *st, struct h2_conn *h, const struct h
         /* two streams open: which one a thread works on is unknown, the first one included */
         none_open(c);
         st->newest = 0;
+        st->ambiguous = 1;
     }
 }
 
@@ -140,7 +143,6 @@ static void on_read_event(void *arg, const struct h2_event *ev)
     struct h2_conn *h = st->c->h2state;
     if (st->failed)
         return;
-    st->requests += ev->type == H2_EV_REQUEST;
     if (ev->type != H2_EV_REQUEST && ev->type != H2_EV_RESET)
         return; /* a client's GOAWAY names the server's streams (pushes): none followed */
     if (lock(h) != 0) {
@@ -149,8 +151,8 @@ static void on_read_event(void *arg, const struct h2_event *ev)
     }
     if (ev->type == H2_EV_REQUEST)
         stream_open(st, h, ev);
-    else
-        stream_end(st->c, h, ev->stream);
+    else if (stream_end(st->c, h, ev->stream))
+        st->ambiguous = 1; /* the server may still work on the stream the client reset */
     unlock(h);
 }
 
@@ -166,7 +168,7 @@ int h2_conn_read(struct http_conn *c, const uint8_t *p, size_t n, uint32_t *newe
     if (h2_frames_feed(&h->req, p, n, on_read_event, &st) != 0 || st.failed)
         return -1;
     *newest = st.newest;
-    return st.requests;
+    return st.ambiguous;
 }
 
 struct write_state {

@@ -59,9 +59,11 @@ int h2_conn_start(struct http_conn *c);
  * fails the readers at its first bytes, then c is given up). */
 void h2_conn_upgraded(struct http_conn *c);
 /* Bytes the program read (under c->busy): *newest is the request number of a stream this read
- * opened and that is still the connection's only open stream, 0 if none. Returns how many
- * streams' request headers the bytes held, or -1 when c must be given up (not HTTP/2, HPACK
- * out of step, a block too large, too many streams, another thread changing the streams). */
+ * opened and that is still the connection's only open stream, 0 if none. Returns 0; 1 when
+ * the reading thread cannot know which stream it works on (a stream opened beside another,
+ * which neither shows; the client reset an open stream, whose work may go on); -1 when c must
+ * be given up (not HTTP/2, HPACK out of step, a block too large, too many streams, another
+ * thread changing the streams). */
 int h2_conn_read(struct http_conn *c, const uint8_t *p, size_t n, uint32_t *newest);
 /* Bytes the program wrote (under c->wbusy): 0, or -1 when c must be given up. */
 int h2_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n);

@@ -15,6 +15,7 @@
 PROFLINK_EXPORT _Atomic uint32_t proflink_http_reading;
 PROFLINK_LOCAL_ALIAS(http_reading, proflink_http_reading);
 _Atomic long http_conn_live;
+__thread uint8_t http_conn_unsure_read __attribute__((tls_model("initial-exec")));
 
 /* Leaves are published with a release compare-and-swap and read with acquire loads, so a
  * thread that finds a leaf sees it zeroed (mmap) and never half-initialised. */
@@ -200,13 +201,14 @@ static uint8_t decide(struct http_conn *c, int h2)
 static uint32_t h2_read(struct http_conn *c, int fd, const uint8_t *p, size_t n)
 {
     uint32_t newest;
-    int requests = h2_conn_read(c, p, n, &newest);
-    if (requests < 0) {
+    int r = h2_conn_read(c, p, n, &newest);
+    if (r < 0) {
         http_conn_lost(c);
         return 0;
     }
+    http_conn_unsure_read |= (uint8_t)r;
     /* the number names another file now: not this connection's bytes (as queue_request) */
-    if (requests > 0 && !same_socket(c, fd)) {
+    if (newest && !same_socket(c, fd)) {
         http_conn_close(c);
         return 0;
     }
