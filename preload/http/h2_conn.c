@@ -165,8 +165,15 @@ int h2_conn_read(struct http_conn *c, const uint8_t *p, size_t n, uint32_t *newe
     struct read_state st = {c, 0, 0, 0};
     *newest = 0;
     /* a desynchronised HPACK table, a block too large, anything not HTTP/2: c is given up */
-    if (h2_frames_feed(&h->req, p, n, on_read_event, &st) != 0 || st.failed)
+    if (h2_frames_feed(&h->req, p, n, on_read_event, &st) != 0 || st.failed || lock(h) != 0)
         return -1;
+    /* Streams open but not shown (opened beside another; the upgraded one): bytes of theirs may
+     * be what the thread now works on (a body, a window update that lets it write), while a
+     * stream of another connection would be shown. */
+    if (h->nopen && atomic_load_explicit(&c->heads, memory_order_relaxed) ==
+                        atomic_load_explicit(&c->dones, memory_order_relaxed))
+        st.ambiguous = 1;
+    unlock(h);
     *newest = st.newest;
     return st.ambiguous;
 }

@@ -61,7 +61,8 @@ void h2_conn_upgraded(struct http_conn *c);
 /* Bytes the program read (under c->busy): *newest is the request number of a stream this read
  * opened and that is still the connection's only open stream, 0 if none. Returns 0; 1 when
  * the reading thread cannot know which stream it works on (a stream opened beside another,
- * which neither shows; the client reset an open stream, whose work may go on); -1 when c must
+ * which neither shows; the client reset an open stream, whose work may go on; c has streams
+ * open that are not shown, whose bytes these may be); -1 when c must
  * be given up (not HTTP/2, HPACK out of step, a block too large, too many streams, another
  * thread changing the streams). */
 int h2_conn_read(struct http_conn *c, const uint8_t *p, size_t n, uint32_t *newest);
