@@ -4,7 +4,7 @@
 # matrix (tests/http_matrix.py: every request with its own traceparent, ground truth from the
 # servers' own logs, samples read from outside): a stream is shown while it is the one its
 # connection has open, never another stream's trace; hostile clients change no answer.
-# modules: preload/http/h2_conn.c hooks/http_io.c preload/http/http_conn.c
+# modules: preload/http/h2_conn.c hooks/http_io.c preload/http/http_conn.c preload/http/http_thread.c
 # Upgrade: h2c against tests/http2_upgrade.py (both ends written out there); nginx http2 (h2c)
 # proxying with gzip, sampled as tests/http_requests.bats does over HTTP/1.x.
 load helpers
@@ -145,4 +145,17 @@ NGX
     [ "$total" -gt 500 ]
     [ "$att" -le $((total / 100)) ]
     [ "$vic" -gt $((total / 5)) ]
+}
+
+@test "HTTP/2 invariant: random interleavings of many clients' streams never show a stream that is not the thread's one open stream" {
+    # tests/helpers/api_h2_invariant.c: ground truth from the server's own bookkeeping, the
+    # shown stream read from the thread's record after every step
+    for seed in 1 2 3 4 5 6; do
+        run env PROFLINK_HTTP=1 LD_PRELOAD="$LIB" "$HELPERS/api_h2_invariant" "$seed" 200000
+        echo "seed $seed: $output"
+        [ "$status" -eq 0 ]
+        [[ "$output" == "ok steps=200000 shown="* ]]
+        # the driver exercises showing, not only hiding
+        [ "${output##*shown=}" -gt 1000 ]
+    done
 }

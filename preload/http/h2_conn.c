@@ -11,6 +11,7 @@
 static const uint8_t preface[H2_PREFACE_LEN + 1] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 #define T_SETTINGS 4
+#define H2_FRAME_TYPE_AT 3 /* the type's byte in a frame header */
 #define SETTING_LEN 6
 
 static void none_open(struct http_conn *c);
@@ -44,6 +45,8 @@ int h2_conn_start(struct http_conn *c)
     }
     atomic_store_explicit(&h->lock, 0, memory_order_relaxed);
     h->nopen = 0;
+    h->settings_due = 0;
+    h->written = 0;
     atomic_store_explicit(&h->table_limit, 0, memory_order_relaxed);
     h2_frames_init(&h->req, H2_REQUESTS);
     h2_frames_init(&h->resp, H2_RESPONSES);
@@ -53,10 +56,10 @@ int h2_conn_start(struct http_conn *c)
 void h2_conn_upgraded(struct http_conn *c)
 {
     struct h2_conn *h = c->h2state;
-    h->open[0] = 1;
+    h->open[0] = 1; /* the open request, its number kept: shown as before */
     h->nopen = 1;
     h->req.last_request = 1; /* the client's next stream is 3 */
-    none_open(c);
+    h->settings_due = 1;
 }
 
 /* The open-stream set is changed by the reading and the writing thread: a try-lock held for a
@@ -68,6 +71,17 @@ static int lock(struct h2_conn *h)
 }
 
 static void unlock(struct h2_conn *h) { atomic_store_explicit(&h->lock, 0, memory_order_release); }
+
+/* Streams open but not shown on c: 1, 0 if none, -1 if another thread holds the set. */
+static int hidden_open(struct http_conn *c, struct h2_conn *h)
+{
+    if (lock(h) != 0)
+        return -1;
+    int hidden = h->nopen && atomic_load_explicit(&c->heads, memory_order_relaxed) ==
+                                 atomic_load_explicit(&c->dones, memory_order_relaxed);
+    unlock(h);
+    return hidden;
+}
 
 /* No stream (or several, or one not shown) open: no request of c is open for any thread. */
 static void none_open(struct http_conn *c)
@@ -165,17 +179,16 @@ int h2_conn_read(struct http_conn *c, const uint8_t *p, size_t n, uint32_t *newe
     struct read_state st = {c, 0, 0, 0};
     *newest = 0;
     /* a desynchronised HPACK table, a block too large, anything not HTTP/2: c is given up */
-    if (h2_frames_feed(&h->req, p, n, on_read_event, &st) != 0 || st.failed || lock(h) != 0)
+    if (h2_frames_feed(&h->req, p, n, on_read_event, &st) != 0 || st.failed)
         return -1;
     /* Streams open but not shown (opened beside another; the upgraded one): bytes of theirs may
      * be what the thread now works on (a body, a window update that lets it write), while a
      * stream of another connection would be shown. */
-    if (h->nopen && atomic_load_explicit(&c->heads, memory_order_relaxed) ==
-                        atomic_load_explicit(&c->dones, memory_order_relaxed))
-        st.ambiguous = 1;
-    unlock(h);
+    int hidden = hidden_open(c, h);
+    if (hidden < 0)
+        return -1;
     *newest = st.newest;
-    return st.ambiguous;
+    return st.ambiguous | hidden;
 }
 
 struct write_state {
@@ -208,7 +221,20 @@ static void on_write_event(void *arg, const struct h2_event *ev)
 
 int h2_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n)
 {
+    struct h2_conn *h = c->h2state;
     struct write_state st = {c, 0};
-    return h2_frames_feed(&c->h2state->resp, p, n, on_write_event, &st) != 0 || st.failed ? -1
-                                                                                           : 0;
+    /* writing for a stream not shown (before or after the write: it may end it) is working on
+     * it, whatever another connection's stream says */
+    int before = hidden_open(c, h);
+    if (before < 0)
+        return -1;
+    /* after a 101, the server's first frame is its SETTINGS (RFC 9113 3.4): anything else is
+     * another protocol (WebSocket), which ends the upgraded request */
+    for (size_t i = 0; h->settings_due && i < n && h->written < H2_FRAME_TYPE_AT + 1; i++)
+        if (h->written++ == H2_FRAME_TYPE_AT && p[i] != T_SETTINGS)
+            return -1;
+    if (h2_frames_feed(&h->resp, p, n, on_write_event, &st) != 0 || st.failed)
+        return -1;
+    int after = hidden_open(c, h);
+    return after < 0 ? -1 : before | after;
 }

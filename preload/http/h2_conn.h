@@ -39,6 +39,8 @@ struct h2_conn {
     uint32_t nopen;
     uint32_t open[H2_CONN_STREAMS];
     _Atomic uint32_t table_limit; /* the server's SETTINGS_HEADER_TABLE_SIZE + 1, 0: none new */
+    uint8_t settings_due;         /* after a 101: the server's first frame must be SETTINGS */
+    uint8_t written;              /* bytes the server wrote as HTTP/2 (counted up to 4) */
     struct h2_frames req;         /* what the program reads */
     struct h2_frames resp;        /* what it writes (frame headers only: its HPACK part unused) */
 };
@@ -54,9 +56,10 @@ int h2_conn_is_server_first(const uint8_t *p, size_t n);
 int h2_conn_start(struct http_conn *c);
 
 /* The program answered c's one open request with 101 Switching Protocols (Upgrade: h2c, after
- * h2_conn_start): the request is stream 1, open until its response ends, and not shown: the
- * request head said nothing proflink read about which protocol follows (a WebSocket upgrade
- * fails the readers at its first bytes, then c is given up). */
+ * h2_conn_start): the request is stream 1, shown as before until its response ends. proflink
+ * does not read the Upgrade header: another protocol (WebSocket) fails the readers at its
+ * first bytes (the server's first frame must be SETTINGS, the client's first bytes the
+ * preface), which gives c up and ends the request. */
 void h2_conn_upgraded(struct http_conn *c);
 /* Bytes the program read (under c->busy): *newest is the request number of a stream this read
  * opened and that is still the connection's only open stream, 0 if none. Returns 0; 1 when
@@ -66,7 +69,9 @@ void h2_conn_upgraded(struct http_conn *c);
  * be given up (not HTTP/2, HPACK out of step, a block too large, too many streams, another
  * thread changing the streams). */
 int h2_conn_read(struct http_conn *c, const uint8_t *p, size_t n, uint32_t *newest);
-/* Bytes the program wrote (under c->wbusy): 0, or -1 when c must be given up. */
+/* Bytes the program wrote (under c->wbusy): 0; 1 when c has streams open that are not shown
+ * (before or after the write: the writing thread works on one of them); -1 when c must be
+ * given up. */
 int h2_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n);
 
 #endif

@@ -15,7 +15,7 @@
 PROFLINK_EXPORT _Atomic uint32_t proflink_http_reading;
 PROFLINK_LOCAL_ALIAS(http_reading, proflink_http_reading);
 _Atomic long http_conn_live;
-__thread uint8_t http_conn_unsure_read __attribute__((tls_model("initial-exec")));
+__thread uint8_t http_conn_unsure __attribute__((tls_model("initial-exec")));
 
 /* Leaves are published with a release compare-and-swap and read with acquire loads, so a
  * thread that finds a leaf sees it zeroed (mmap) and never half-initialised. */
@@ -206,7 +206,7 @@ static uint32_t h2_read(struct http_conn *c, int fd, const uint8_t *p, size_t n)
         http_conn_lost(c);
         return 0;
     }
-    http_conn_unsure_read |= (uint8_t)r;
+    http_conn_unsure |= (uint8_t)r;
     /* the number names another file now: not this connection's bytes (as queue_request) */
     if (newest && !same_socket(c, fd)) {
         http_conn_close(c);
@@ -289,6 +289,16 @@ static int write_end(struct http_conn *c)
     return between;
 }
 
+/* Bytes written on an HTTP/2 connection. */
+static void h2_wrote(struct http_conn *c, const uint8_t *p, size_t n)
+{
+    int r = h2_conn_wrote(c, p, n);
+    if (r < 0)
+        http_conn_lost(c);
+    else
+        http_conn_unsure |= (uint8_t)r;
+}
+
 /* A 101 answer to the one open request: c becomes an HTTP/2 connection whose stream 1 is that
  * request. 0, or -1 (c to be given up). */
 static int upgrade(struct http_conn *c)
@@ -328,8 +338,8 @@ int http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n, uint32_t he
             mode = decide(c, 1);
         if (mode == H2_MODE_CLAIMED)
             http_conn_lost(c);
-        else if (mode == H2_MODE_H2 && h2_conn_wrote(c, p, n) != 0)
-            http_conn_lost(c);
+        else if (mode == H2_MODE_H2)
+            h2_wrote(c, p, n);
         if (mode == H2_MODE_CLAIMED || mode == H2_MODE_H2) {
             /* streams end by their frames, never by a write's end: nothing to adopt */
             atomic_store_explicit(&c->wbusy, 0, memory_order_release);
@@ -363,8 +373,7 @@ int http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n, uint32_t he
              * this write included; another protocol fails the HTTP/2 readers (lost) */
             if (upgrade(c) != 0)
                 break;
-            if (h2_conn_wrote(c, p, n) != 0)
-                http_conn_lost(c);
+            h2_wrote(c, p, n);
             atomic_store_explicit(&c->wbusy, 0, memory_order_release);
             return 1;
         }

@@ -57,11 +57,11 @@ extern _Atomic uint32_t proflink_http_reading;
 extern _Atomic uint32_t http_reading __attribute__((visibility("hidden")));
 /* How many descriptors are tracked: 0 makes every lookup one load. */
 extern _Atomic long http_conn_live;
-/* Set by http_conn_feed when the read leaves the calling thread unable to know which request it
- * works on although c is still followed (HTTP/2: a stream opened beside another, a client's
- * reset of an open stream; h2_conn.h); http_thread_touched makes the thread unsure and clears
- * it. */
-extern __thread uint8_t http_conn_unsure_read
+/* Set by http_conn_feed and http_conn_wrote when the call leaves the calling thread unable to
+ * know which request it works on although c is still followed (HTTP/2: a stream opened beside
+ * another, a client's reset of an open stream, bytes of a connection whose open streams are not
+ * shown; h2_conn.h); http_thread_touched makes the thread unsure and clears it. */
+extern __thread uint8_t http_conn_unsure
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
 
 void http_conn_enable(void);
