@@ -46,7 +46,7 @@ PYEOF
         node_h2_streams:1 node_h2_streams:4
 }
 
-@test "Upgrade: h2c: the streams after the upgraded request are shown (>= 90% correct), never a wrong trace" {
+@test "Upgrade: h2c: the upgraded request and the streams after it are shown (>= 90% correct), never a wrong trace" {
     matrix "py_h2c_upgrade:1 py_h2c_upgrade:4" py_h2c_upgrade:1 py_h2c_upgrade:4
 }
 

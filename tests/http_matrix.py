@@ -57,8 +57,8 @@ SHAPES = {
     "node_h2_streams": (["node", NODESRV, "h2_sync"], "h2_streams", 5),
     # every header block over 16 KiB (HEADERS + CONTINUATION): proflink gives the connections up
     "node_h2_huge_headers": (["node", NODESRV, "h2_sync"], "h2_huge", 5),
-    # HTTP/2 after `Upgrade: h2c` (one connection per request in flight): stream 1 is the
-    # upgraded request, then one stream at a time
+    # HTTP/2 after `Upgrade: h2c` (one connection per request in flight): the upgraded request
+    # (stream 1), then one stream at a time
     "py_h2c_upgrade": ([PY, H2UPGRADE, "server"], "h2c_upgrade", 5),
     # gRPC (plaintext HTTP/2, unary calls, traceparent in the metadata): grpc = one channel per
     # call in flight, grpc_streams = one channel carrying every call in flight
