@@ -43,7 +43,7 @@ static inline void http_thread_api_took(void)
 /* The thread read the head of request seq (generation gen) on c. */
 void http_thread_read(struct http_conn *c, uint32_t gen, uint32_t seq);
 /* The thread read from or wrote to c (after http_conn_feed / http_conn_wrote): a lost c, or a
- * read that left it not knowing which request it works on (http_conn_unsure), makes it
+ * call that left it not knowing which request it works on (http_conn_unsure), makes it
  * unsure. */
 void http_thread_lost_touched(void);
 static inline void http_thread_touched(struct http_conn *c)
