@@ -9,11 +9,16 @@
  *   http_io keepalive S   requests per second for S seconds: a thread-per-connection server
  *                         thread answering one keep-alive client over TCP on 127.0.0.1, each
  *                         request carrying a traceparent
- * Prints "<mode> <value>". */
+ *   http_io h2 S          the same over HTTP/2 (plaintext, prior knowledge): one stream at a
+ *                         time, each request a HEADERS frame whose header block carries a
+ *                         traceparent (literal fields: every block the same bytes), each
+ *                         response a HEADERS and a DATA frame ending the stream
+ * Prints "<mode> <value>" (keepalive and h2: also the process's CPU ns per request). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +133,101 @@ static void *serve(void *arg)
     return NULL;
 }
 
+/* HTTP/2: the client's preface and empty SETTINGS, then one request per stream. */
+static const char h2_preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+                                 "\0\0\0\x04\0\0\0\0\0";
+/* :method GET, :scheme http (static table), :path and :authority literal with indexed names,
+ * traceparent literal with a new name, none added to the dynamic table */
+static const char h2_block[] = "\x82\x86\x04\x08/item/42\x01\x05" "bench"
+                               "\x00\x0btraceparent\x37"
+                               "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+#define H2_BLOCK_LEN (sizeof h2_block - 1)
+#define H2_REQUEST_LEN (9 + H2_BLOCK_LEN)
+/* :status 200 (static), then DATA "ok" ending the stream; the stream id is patched in */
+static const char h2_response[] = "\0\0\x01\x01\x04\0\0\0\0\x88"
+                                  "\0\0\x02\0\x01\0\0\0\0ok";
+#define H2_RESPONSE_LEN (sizeof h2_response - 1)
+
+static int read_full(int fd, char *buf, size_t n)
+{
+    for (size_t got = 0; got < n;) {
+        ssize_t r = read(fd, buf + got, n - got);
+        if (r <= 0)
+            return -1;
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+static void *serve_h2(void *arg)
+{
+    int ls = (int)(long)arg;
+    int fd = accept(ls, NULL, NULL);
+    char buf[1024], out[H2_RESPONSE_LEN];
+    memcpy(out, h2_response, sizeof out);
+    static const char settings[9] = {0, 0, 0, 4, 0, 0, 0, 0, 0};
+    if (write(fd, settings, sizeof settings) != sizeof settings ||
+        read_full(fd, buf, sizeof h2_preface - 1) != 0)
+        return NULL;
+    while (read_full(fd, buf, H2_REQUEST_LEN) == 0) {
+        memcpy(out + 5, buf + 5, 4); /* the request's stream id */
+        memcpy(out + 10 + 5, buf + 5, 4);
+        if (write(fd, out, sizeof out) < 0)
+            break;
+    }
+    close(fd);
+    return NULL;
+}
+
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+           ru.ru_stime.tv_usec / 1e6;
+}
+
+static void bench_h2(double seconds)
+{
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (bind(ls, (struct sockaddr *)&a, sizeof a) != 0 || listen(ls, 1) != 0 ||
+        getsockname(ls, (struct sockaddr *)&a, &len) != 0)
+        die("listen");
+    pthread_t th;
+    pthread_create(&th, NULL, serve_h2, (void *)(long)ls);
+    int c = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    if (connect(c, (struct sockaddr *)&a, sizeof a) != 0)
+        die("connect");
+    setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    char buf[H2_RESPONSE_LEN], req[H2_REQUEST_LEN] = {0, 0, (char)H2_BLOCK_LEN, 1, 5};
+    memcpy(req + 9, h2_block, H2_BLOCK_LEN);
+    if (write(c, h2_preface, sizeof h2_preface - 1) != (ssize_t)sizeof h2_preface - 1 ||
+        read_full(c, buf, 9) != 0)
+        die("preface");
+    long n = 0;
+    uint32_t stream = 1;
+    double cpu0 = cpu_s(), t0 = now_s(), t;
+    do {
+        for (int i = 0; i < 100; i++, n++, stream += 2) {
+            req[5] = (char)(stream >> 24);
+            req[6] = (char)(stream >> 16);
+            req[7] = (char)(stream >> 8);
+            req[8] = (char)stream;
+            if (write(c, req, sizeof req) != (ssize_t)sizeof req)
+                die("write");
+            if (read_full(c, buf, sizeof buf) != 0)
+                die("read");
+        }
+        t = now_s() - t0;
+    } while (t < seconds);
+    close(c);
+    pthread_join(th, NULL);
+    printf("h2 %.0f\nh2_cpu_ns %.0f\n", n / t, (cpu_s() - cpu0) * 1e9 / n);
+}
+
 static void bench_keepalive(double seconds)
 {
     int ls = socket(AF_INET, SOCK_STREAM, 0);
@@ -187,6 +287,8 @@ int main(int argc, char **argv)
         bench_write(atol(argv[2]));
     else if (!strcmp(argv[1], "keepalive"))
         bench_keepalive(atof(argv[2]));
+    else if (!strcmp(argv[1], "h2"))
+        bench_h2(atof(argv[2]));
     else
         return 2;
     return 0;

@@ -115,16 +115,17 @@ echo "== HTTP reading (PROFLINK_HTTP=1 vs 0, library preloaded both ways; best o
 # the two threads (which alone moves requests/s by a factor of 3 here)
 pin=()
 if command -v taskset >/dev/null; then pin=(taskset -c "$(($(nproc) - 1))"); fi
-hf0=() hf1=() hs0=() hs1=() hw0=() hw1=() hk0=() hk1=() hc0=() hc1=()
+hf0=() hf1=() hs0=() hs1=() hw0=() hw1=() hk0=() hk1=() hc0=() hc1=() h20=() h21=()
 for _ in 1 2 3 4 5 6 7; do
     for m in 0 1; do
         out=$(PROFLINK_HTTP=$m LD_PRELOAD=$LIB "${pin[@]}" $B/http_io file 300000
               PROFLINK_HTTP=$m LD_PRELOAD=$LIB "${pin[@]}" $B/http_io sock 100000
               PROFLINK_HTTP=$m LD_PRELOAD=$LIB "${pin[@]}" $B/http_io write 100000
-              PROFLINK_HTTP=$m LD_PRELOAD=$LIB "${pin[@]}" $B/http_io keepalive 0.7)
+              PROFLINK_HTTP=$m LD_PRELOAD=$LIB "${pin[@]}" $B/http_io keepalive 0.7
+              PROFLINK_HTTP=$m LD_PRELOAD=$LIB "${pin[@]}" $B/http_io h2 0.7)
         eval "hf$m+=(\"$(echo "$out" | val file)\") hs$m+=(\"$(echo "$out" | val sock)\")"
         eval "hw$m+=(\"$(echo "$out" | val write)\") hc$m+=(\"$(echo "$out" | val keepalive_cpu_ns)\")"
-        eval "hk$m+=(\"$(echo "$out" | val keepalive)\")"
+        eval "hk$m+=(\"$(echo "$out" | val keepalive)\") h2$m+=(\"$(echo "$out" | val h2_cpu_ns)\")"
     done
 done
 # the best run of each: on a shared machine noise only ever adds time
@@ -142,6 +143,9 @@ echo "keep-alive HTTP requests/s:      without ${a}  with ${b}  ratio $(ratio "$
 # add to the wall clock does not count; as requests per CPU second, without / with
 a=$(low "${hc0[@]}"); b=$(low "${hc1[@]}")
 echo "keep-alive CPU ns per request:   without ${a}  with ${b}  requests per CPU s ratio $(ratio "$a" "$b") (target >= 0.97)"
+# HTTP/2 (h2c, one stream at a time, a traceparent in every header block): the same measure
+a=$(low "${h20[@]}"); b=$(low "${h21[@]}")
+echo "h2 CPU ns per request:           without ${a}  with ${b}  requests per CPU s ratio $(ratio "$a" "$b") (target >= 0.95)"
 # what the wall clock and rusage cannot separate from the machine's noise: the share of the
 # keep-alive process's CPU samples (kernel included) spent in proflink's code, with reading on
 if command -v perf >/dev/null && PROFLINK_HTTP=1 LD_PRELOAD=$LIB perf record -q -F 5000 \

@@ -74,6 +74,15 @@ python_env() {
             "tests/python.bats will skip"
 }
 
+# for check: the gRPC servers and clients of the HTTP matrix (tests/grpc/install.sh: npm ci,
+# grpcio in build/grpcenv); their shapes are left out where npm or PyPI is out of reach
+grpc_packages() {
+    # not where tests/deps.bats stands in for npm (DEPS_NODE_DIR)
+    if [ "$goal" != check ] || [ -n "${DEPS_NODE_DIR:-}" ]; then return 0; fi
+    bash "$(cd "$(dirname "$0")/.." && pwd)/tests/grpc/install.sh" ||
+        echo "the gRPC test packages could not be installed: the matrix's grpc_* shapes are left out"
+}
+
 # for check: the pinned OpenTelemetry Java agent (integrations/java/fetch.sh, Maven Central;
 # DEPS_JAVA_FETCH stands in for it in tests/deps.bats);
 # nothing is fetched when build/java has it already
@@ -87,6 +96,7 @@ java_agent() {
 if [ ${#missing[@]} -eq 0 ]; then
     node_packages
     python_env
+    grpc_packages
     java_agent
     exit 0
 fi
@@ -106,4 +116,5 @@ apt-get update -qq
 apt-get install -y -qq -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null
 node_packages
 python_env
+grpc_packages
 java_agent

@@ -27,6 +27,10 @@ HELPERS = os.path.join(ROOT, "build", "tests")
 PYSRV = os.path.join(ROOT, "tests", "http_matrix_servers.py")
 NODESRV = os.path.join(ROOT, "tests", "http_matrix_node.js")
 JDKSRV = os.path.join(ROOT, "tests", "http_matrix_jdk.java")
+H2CLIENT = os.path.join(ROOT, "tests", "http2_client.js")
+H2UPGRADE = os.path.join(ROOT, "tests", "http2_upgrade.py")
+GRPC = os.path.join(ROOT, "tests", "grpc")  # its node_modules: npm ci (scripts/deps.sh)
+GRPCPY = os.path.join(ROOT, "build", "grpcenv", "bin", "python")  # grpcio (scripts/deps.sh)
 
 # shape: (server command without LOG, client mode, work ms per request)
 SHAPES = {
@@ -46,6 +50,21 @@ SHAPES = {
     "node_immediate": (["node", NODESRV, "immediate"], "keepalive", 5),
     "node_timeout": (["node", NODESRV, "timeout"], "keepalive", 5),
     "node_slow_heads": (["node", NODESRV, "sync"], "pieces", 5),
+    # HTTP/2 (plaintext, prior knowledge): h2 = one connection per request in flight, each with
+    # one stream at a time; h2_streams = one connection carrying every request in flight
+    "node_h2_sync": (["node", NODESRV, "h2_sync"], "h2", 5),
+    "node_h2_immediate": (["node", NODESRV, "h2_immediate"], "h2", 5),
+    "node_h2_streams": (["node", NODESRV, "h2_sync"], "h2_streams", 5),
+    # every header block over 16 KiB (HEADERS + CONTINUATION): proflink gives the connections up
+    "node_h2_huge_headers": (["node", NODESRV, "h2_sync"], "h2_huge", 5),
+    # HTTP/2 after `Upgrade: h2c` (one connection per request in flight): the upgraded request
+    # (stream 1), then one stream at a time
+    "py_h2c_upgrade": ([PY, H2UPGRADE, "server"], "h2c_upgrade", 5),
+    # gRPC (plaintext HTTP/2, unary calls, traceparent in the metadata): grpc = one channel per
+    # call in flight, grpc_streams = one channel carrying every call in flight
+    "grpc_node": (["node", os.path.join(GRPC, "server.js")], "grpc", 5),
+    "grpc_node_streams": (["node", os.path.join(GRPC, "server.js")], "grpc_streams", 5),
+    "grpc_python": ([GRPCPY, os.path.join(GRPC, "server.py")], "grpc", 5),
     "gunicorn_gthread": ([PY, PYSRV, "gunicorn_gthread"], "keepalive", 5),
     "gunicorn_sync": ([PY, PYSRV, "gunicorn_sync"], "keepalive", 5),
     "uvicorn": ([PY, PYSRV, "uvicorn"], "keepalive", 5),
@@ -63,7 +82,10 @@ for _name in ("fastapi_async_asyncio", "fastapi_async_uvloop", "fastapi_def_asyn
     SHAPES["otel_" + _name] = ([PY, PYAPPS, _name], "keepalive", 5, INTEGRATION)
 # what a shape needs, by prefix: a program on PATH, or a Python module (run with python3 -m); not
 # "either": tests/node is a directory, so a module lookup finds "node" where Node.js is absent
-NEEDS_PROGRAM = {"node_": "node", "jdk_": "java"}
+NEEDS_PROGRAM = {"node_": "node", "jdk_": "java", "grpc_": "node"}
+# ... or a file (npm packages installed by scripts/deps.sh)
+NEEDS_FILE = {"grpc_": os.path.join(GRPC, "node_modules", "@grpc", "grpc-js", "package.json"),
+              "grpc_python": GRPCPY}
 NEEDS_MODULE = {"gunicorn_": "gunicorn", "uvicorn": "uvicorn", "aiohttp": "aiohttp",
                 "otel_": "proflink_otel", "otel_fastapi": "fastapi", "otel_fastapi_async_uvloop": "uvloop",
                 "otel_fastapi_def_uvloop": "uvloop", "otel_gevent": "gevent",
@@ -106,6 +128,22 @@ def client(port, mode, ms, deadline, errors):
             s.close()
     except OSError as e:
         errors.append(str(e))
+
+
+def h2_clients(port, mode, inflight, seconds, ms, errors):
+    """HTTP/2 clients (tests/http2_client.js, tests/grpc/client.js): inflight connections of one
+    stream each (h2, grpc), or one connection with inflight streams (h2_streams, grpc_streams)."""
+    conns, streams = (1, inflight) if mode.endswith("_streams") else (inflight, 1)
+    pad = 20000 if mode == "h2_huge" else 0
+    if mode == "h2c_upgrade":
+        cmd = [PY, H2UPGRADE, "client", str(port), str(conns), str(seconds), str(ms)]
+    else:
+        cmd = ["node", H2CLIENT if mode.startswith("h2") else os.path.join(GRPC, "client.js")]
+        cmd += [str(port), str(conns), str(streams), str(seconds), str(ms), str(pad)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    last = (r.stdout.split("\n")[-2:-1] or [""])[0].split()
+    if r.returncode != 0 or len(last) != 2 or last[1] != "0":
+        errors.append("h2 client: %s %s" % (r.stdout.strip(), r.stderr.strip()))
 
 
 def read_response(s, buf):
@@ -183,13 +221,16 @@ def run_one(shape, inflight, seconds, lib, tmp):
                                     samples, str(srv.pid)])
         time.sleep(0.3)  # the sampler has read every thread pointer
         errors = []
-        deadline = time.monotonic() + seconds
-        clients = [threading.Thread(target=client, args=(port, mode, ms, deadline, errors))
-                   for _ in range(inflight)]
-        for c in clients:
-            c.start()
-        for c in clients:
-            c.join()
+        if mode.startswith("h2") or mode.startswith("grpc"):
+            h2_clients(port, mode, inflight, seconds, ms, errors)
+        else:
+            deadline = time.monotonic() + seconds
+            clients = [threading.Thread(target=client, args=(port, mode, ms, deadline, errors))
+                       for _ in range(inflight)]
+            for c in clients:
+                c.start()
+            for c in clients:
+                c.join()
         sampler.send_signal(signal.SIGTERM)
         sampler.wait()
     finally:
@@ -264,6 +305,7 @@ def main():
             runs.append((shape, n))
     absent = [(p, n) for p, n in NEEDS_PROGRAM.items() if shutil.which(n) is None]
     absent += [(p, n) for p, n in NEEDS_MODULE.items() if importlib.util.find_spec(n) is None]
+    absent += [(p, n) for p, n in NEEDS_FILE.items() if not os.path.exists(n)]
     for prefix, name in absent:
         kept = [r for r in runs if not r[0].startswith(prefix)]
         if len(kept) < len(runs):  # only shapes that were asked for

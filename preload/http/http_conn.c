@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "h2_conn.h"
 #include "leaves/runtime_state.h"
 
 #include "leaves/export.h"
@@ -14,6 +15,7 @@
 PROFLINK_EXPORT _Atomic uint32_t proflink_http_reading;
 PROFLINK_LOCAL_ALIAS(http_reading, proflink_http_reading);
 _Atomic long http_conn_live;
+__thread uint8_t http_conn_unsure __attribute__((tls_model("initial-exec")));
 
 /* Leaves are published with a release compare-and-swap and read with acquire loads, so a
  * thread that finds a leaf sees it zeroed (mmap) and never half-initialised. */
@@ -88,6 +90,7 @@ void http_conn_open(int fd, uint64_t ino)
     atomic_store_explicit(&c->lost, 0, memory_order_relaxed);
     atomic_store_explicit(&c->busy, 0, memory_order_relaxed);
     atomic_store_explicit(&c->wbusy, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->h2, H2_MODE_UNDECIDED, memory_order_relaxed);
     atomic_fetch_add_explicit(&c->gen, 1, memory_order_release);
     atomic_fetch_add_explicit(&http_conn_live, 1, memory_order_relaxed);
     atomic_store_explicit(&c->tracked, 1, memory_order_release);
@@ -179,6 +182,39 @@ static int queue_request(struct http_conn *c, int fd, const struct trace_ctx *go
     return 0;
 }
 
+/* The connection's first bytes in either direction decide its protocol, once; h2: they are
+ * HTTP/2's. Returns the mode; H2_MODE_CLAIMED when another thread is deciding at the same time
+ * (the caller then gives c up). */
+static uint8_t decide(struct http_conn *c, int h2)
+{
+    uint8_t mode = H2_MODE_UNDECIDED;
+    if (!atomic_compare_exchange_strong_explicit(&c->h2, &mode, H2_MODE_CLAIMED,
+                                                 memory_order_acq_rel, memory_order_acquire))
+        return mode;
+    mode = h2 && h2_conn_start(c) == 0 ? H2_MODE_H2 : H2_MODE_HTTP1;
+    /* release: whoever sees H2 sees c->h2state set up */
+    atomic_store_explicit(&c->h2, mode, memory_order_release);
+    return mode;
+}
+
+/* Bytes read on an HTTP/2 connection: the number of the request this read opened, 0 if none. */
+static uint32_t h2_read(struct http_conn *c, int fd, const uint8_t *p, size_t n)
+{
+    uint32_t newest;
+    int r = h2_conn_read(c, p, n, &newest);
+    if (r < 0) {
+        http_conn_lost(c);
+        return 0;
+    }
+    http_conn_unsure |= (uint8_t)r;
+    /* the number names another file now: not this connection's bytes (as queue_request) */
+    if (newest && !same_socket(c, fd)) {
+        http_conn_close(c);
+        return 0;
+    }
+    return newest;
+}
+
 uint32_t http_conn_feed(struct http_conn *c, int fd, const uint8_t *p, size_t n, int more,
                         uint32_t *gen)
 {
@@ -192,6 +228,19 @@ uint32_t http_conn_feed(struct http_conn *c, int fd, const uint8_t *p, size_t n,
     if (atomic_load_explicit(&c->lost, memory_order_acquire))
         http_scan_kill(&c->scan);
     uint32_t newest = 0;
+    uint8_t mode = atomic_load_explicit(&c->h2, memory_order_acquire);
+    if (__builtin_expect(mode != H2_MODE_HTTP1, 0)) {
+        if (mode == H2_MODE_UNDECIDED)
+            mode = decide(c, h2_conn_is_preface(p, n));
+        if (mode == H2_MODE_CLAIMED)
+            http_conn_lost(c);
+        else if (mode == H2_MODE_H2 && !atomic_load_explicit(&c->lost, memory_order_acquire))
+            newest = h2_read(c, fd, p, n);
+        if (mode != H2_MODE_HTTP1) {
+            atomic_store_explicit(&c->busy, 0, memory_order_release);
+            return newest;
+        }
+    }
     while (n > 0 && !http_scan_dead(&c->scan)) {
         enum http_scan_event ev;
         struct trace_ctx got;
@@ -240,6 +289,35 @@ static int write_end(struct http_conn *c)
     return between;
 }
 
+/* Bytes written on an HTTP/2 connection. */
+static void h2_wrote(struct http_conn *c, const uint8_t *p, size_t n)
+{
+    int r = h2_conn_wrote(c, p, n);
+    if (r < 0)
+        http_conn_lost(c);
+    else
+        http_conn_unsure |= (uint8_t)r;
+}
+
+/* A 101 answer to the one open request: c becomes an HTTP/2 connection whose stream 1 is that
+ * request. 0, or -1 (c to be given up). */
+static int upgrade(struct http_conn *c)
+{
+    uint8_t mode = H2_MODE_HTTP1;
+    if (atomic_load_explicit(&c->heads, memory_order_relaxed) -
+                atomic_load_explicit(&c->dones, memory_order_relaxed) != 1 ||
+        !atomic_compare_exchange_strong_explicit(&c->h2, &mode, H2_MODE_CLAIMED,
+                                                 memory_order_acq_rel, memory_order_acquire))
+        return -1;
+    if (h2_conn_start(c) != 0) {
+        atomic_store_explicit(&c->h2, H2_MODE_HTTP1, memory_order_release);
+        return -1;
+    }
+    h2_conn_upgraded(c);
+    atomic_store_explicit(&c->h2, H2_MODE_H2, memory_order_release);
+    return 0;
+}
+
 /* The final response of the oldest open request is complete (a response head with no request
  * open made the connection lost before its end). */
 static void response_done(struct http_conn *c)
@@ -253,6 +331,21 @@ int http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n, uint32_t he
 {
     if (write_begin(c) != 0)
         return 1;
+    uint8_t mode = atomic_load_explicit(&c->h2, memory_order_acquire);
+    if (__builtin_expect(mode != H2_MODE_HTTP1, 0)) {
+        /* an HTTP/2 server writes its SETTINGS before it reads the client's preface */
+        if (mode == H2_MODE_UNDECIDED && h2_conn_is_server_first(p, n))
+            mode = decide(c, 1);
+        if (mode == H2_MODE_CLAIMED)
+            http_conn_lost(c);
+        else if (mode == H2_MODE_H2)
+            h2_wrote(c, p, n);
+        if (mode == H2_MODE_CLAIMED || mode == H2_MODE_H2) {
+            /* streams end by their frames, never by a write's end: nothing to adopt */
+            atomic_store_explicit(&c->wbusy, 0, memory_order_release);
+            return 1;
+        }
+    }
     while (n > 0 && !http_scan_dead(&c->resp)) {
         enum http_scan_event ev;
         struct trace_ctx unused;
@@ -275,6 +368,14 @@ int http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n, uint32_t he
             c->resp.no_body = c->reqs[(d + 1) % HTTP_CONN_QUEUE].no_body;
         } else if (ev == HTTP_SCAN_MESSAGE_END) {
             response_done(c);
+        } else if (ev == HTTP_SCAN_HEAD_END && c->resp.status == 101) {
+            /* Switching Protocols: HTTP/2 (Upgrade: h2c) from the next byte on, the rest of
+             * this write included; another protocol fails the HTTP/2 readers (lost) */
+            if (upgrade(c) != 0)
+                break;
+            h2_wrote(c, p, n);
+            atomic_store_explicit(&c->wbusy, 0, memory_order_release);
+            return 1;
         }
     }
     return write_end(c);
@@ -284,7 +385,9 @@ int http_conn_wrote_unseen(struct http_conn *c, uint64_t n)
 {
     if (write_begin(c) != 0)
         return 1;
-    if (http_scan_skip(&c->resp, n) == 1)
+    if (atomic_load_explicit(&c->h2, memory_order_acquire) == H2_MODE_H2)
+        http_conn_lost(c); /* frames proflink cannot see */
+    else if (http_scan_skip(&c->resp, n) == 1)
         response_done(c);
     return write_end(c);
 }

@@ -46,6 +46,8 @@ struct http_conn {
     struct http_req reqs[HTTP_CONN_QUEUE]; /* request n in reqs[n % HTTP_CONN_QUEUE] */
     struct http_scan scan;   /* what the program reads */
     struct http_scan resp;   /* what it writes */
+    _Atomic uint8_t h2;      /* enum h2_mode (h2_conn.h): HTTP/1.x or HTTP/2, by the first bytes */
+    struct h2_conn *h2state; /* HTTP/2 streams (h2_conn.c), kept for the descriptor's next one */
 };
 
 /* 1 when PROFLINK_HTTP asked for it and proflink is active (set once at start). Exported so
@@ -55,6 +57,12 @@ extern _Atomic uint32_t proflink_http_reading;
 extern _Atomic uint32_t http_reading __attribute__((visibility("hidden")));
 /* How many descriptors are tracked: 0 makes every lookup one load. */
 extern _Atomic long http_conn_live;
+/* Set by http_conn_feed and http_conn_wrote when the call leaves the calling thread unable to
+ * know which request it works on although c is still followed (HTTP/2: a stream opened beside
+ * another, a client's reset of an open stream, bytes of a connection whose open streams are not
+ * shown; h2_conn.h); http_thread_touched makes the thread unsure and clears it. */
+extern __thread uint8_t http_conn_unsure
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
 
 void http_conn_enable(void);
 
