@@ -70,8 +70,12 @@ void http_conn_open(int fd, uint64_t ino)
     if (!atomic_load_explicit(&http_reading, memory_order_relaxed))
         return;
     struct http_conn *c = slot(fd, 1);
-    if (!c)
-        return;
+    if (c)
+        http_conn_start(c, ino);
+}
+
+void http_conn_start(struct http_conn *c, uint64_t ino)
+{
     /* A slot still marked tracked belonged to a descriptor closed behind our back (close_range,
      * a libc-internal close): the new connection replaces it. */
     if (atomic_exchange_explicit(&c->tracked, 0, memory_order_acq_rel))
@@ -86,6 +90,7 @@ void http_conn_open(int fd, uint64_t ino)
     atomic_store_explicit(&c->dones, atomic_load_explicit(&c->heads, memory_order_relaxed),
                           memory_order_relaxed);
     atomic_store_explicit(&c->lost, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->tls, 0, memory_order_relaxed);
     atomic_store_explicit(&c->busy, 0, memory_order_relaxed);
     atomic_store_explicit(&c->wbusy, 0, memory_order_relaxed);
     atomic_fetch_add_explicit(&c->gen, 1, memory_order_release);
@@ -179,12 +184,24 @@ static int queue_request(struct http_conn *c, int fd, const struct trace_ctx *go
     return 0;
 }
 
-uint32_t http_conn_feed(struct http_conn *c, int fd, const uint8_t *p, size_t n, int more,
-                        uint32_t *gen)
+/* The first byte of a TLS handshake record (ContentType 22): no HTTP/1.x request starts so. */
+#define TLS_HANDSHAKE 0x16
+
+static uint32_t feed(struct http_conn *c, int fd, const uint8_t *p, size_t n, int more,
+                     uint32_t *gen, int tls)
 {
     /* acquire/release: the scanner state written by the previous reader is seen whole */
     if (atomic_exchange_explicit(&c->busy, 1, memory_order_acquire)) {
         http_conn_lost(c);
+        return 0;
+    }
+    if (!tls && !more && c->reads == 0 && n > 0 && p[0] == TLS_HANDSHAKE &&
+        !atomic_load_explicit(&c->lost, memory_order_relaxed)) {
+        /* the connection's first bytes are a TLS record: from now on its plaintext is what
+         * the SSL hooks see, and its own bytes are never scanned */
+        *gen = atomic_load_explicit(&c->gen, memory_order_relaxed);
+        atomic_store_explicit(&c->tls, 1, memory_order_release);
+        atomic_store_explicit(&c->busy, 0, memory_order_release);
         return 0;
     }
     c->reads += !more;
@@ -216,6 +233,26 @@ uint32_t http_conn_feed(struct http_conn *c, int fd, const uint8_t *p, size_t n,
     return newest;
 }
 
+uint32_t http_conn_feed(struct http_conn *c, int fd, const uint8_t *p, size_t n, int more,
+                        uint32_t *gen)
+{
+    if (atomic_load_explicit(&c->tls, memory_order_acquire)) {
+        *gen = atomic_load_explicit(&c->gen, memory_order_relaxed);
+        return 0;
+    }
+    return feed(c, fd, p, n, more, gen, 0);
+}
+
+uint32_t http_conn_feed_tls(struct http_conn *c, int fd, const uint8_t *p, size_t n,
+                            uint32_t *gen)
+{
+    if (!atomic_load_explicit(&c->tls, memory_order_acquire)) {
+        *gen = atomic_load_explicit(&c->gen, memory_order_relaxed);
+        return 0;
+    }
+    return feed(c, fd, p, n, 0, gen, 1);
+}
+
 /* Takes a write; 0 when c can be followed, -1 when it is lost or another thread writes. */
 static int write_begin(struct http_conn *c)
 {
@@ -244,7 +281,7 @@ static void response_done(struct http_conn *c)
         atomic_store_explicit(&c->dones, d + 1, memory_order_release);
 }
 
-void http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n)
+static void wrote(struct http_conn *c, const uint8_t *p, size_t n)
 {
     if (write_begin(c) != 0)
         return;
@@ -267,13 +304,39 @@ void http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n)
     write_end(c);
 }
 
-void http_conn_wrote_unseen(struct http_conn *c, uint64_t n)
+static void wrote_unseen(struct http_conn *c, uint64_t n)
 {
     if (write_begin(c) != 0)
         return;
     if (http_scan_skip(&c->resp, n) == 1)
         response_done(c);
     write_end(c);
+}
+
+static int is_tls(struct http_conn *c) { return atomic_load_explicit(&c->tls, memory_order_acquire); }
+
+void http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n)
+{
+    if (!is_tls(c))
+        wrote(c, p, n);
+}
+
+void http_conn_wrote_unseen(struct http_conn *c, uint64_t n)
+{
+    if (!is_tls(c))
+        wrote_unseen(c, n);
+}
+
+void http_conn_wrote_tls(struct http_conn *c, const uint8_t *p, size_t n)
+{
+    if (is_tls(c))
+        wrote(c, p, n);
+}
+
+void http_conn_wrote_unseen_tls(struct http_conn *c, uint64_t n)
+{
+    if (is_tls(c))
+        wrote_unseen(c, n);
 }
 
 int http_conn_current(struct http_conn *c, uint32_t gen, struct trace_ctx *ctx, uint32_t *seq)

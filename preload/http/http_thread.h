@@ -43,6 +43,9 @@ void http_thread_read(struct http_conn *c, uint32_t gen, uint32_t seq);
  * what the write ended. */
 uint32_t http_thread_adoptable(struct http_conn *c, uint32_t *gen);
 void http_thread_wrote(struct http_conn *c, uint32_t gen, uint32_t adopt);
+/* the same as http_thread_adoptable for a TLS connection's plaintext (SSL_write); the plain
+ * one adopts nothing on a TLS connection */
+uint32_t http_thread_adoptable_tls(struct http_conn *c, uint32_t *gen);
 
 void http_thread_refresh(void);
 /* Drops the notes of requests that ended (answered, closed, lost, by any thread) and shows
