@@ -41,63 +41,115 @@ typedef struct bio_st BIO;
 
 /* ---- OpenSSL's definitions, found on first use ------------------------------------------- */
 
-/* A loaded libssl's definition of name, for when dlsym(RTLD_NEXT) finds none: a libssl loaded
- * as the dependency of a module opened RTLD_LOCAL (Python's _ssl) is not in the global scope
- * that RTLD_NEXT searches, though its caller reached this library's definition first. The
- * object is looked up among those loaded (RTLD_NOLOAD: never loaded by this). */
-struct find_ssl {
-    const char *name;
-    void *fn;
+/* OpenSSL's definition of name for a call from return address ret: the one the caller would
+ * have bound to without this library. There can be several: a libssl loaded as the dependency
+ * of a module opened RTLD_LOCAL (Python's _ssl) is not in the global scope that
+ * dlsym(RTLD_NEXT) searches, and a process may hold two copies (the system's and one bundled
+ * with a Python wheel), each with its own objects. So the calling object is found
+ * (dl_iterate_phdr) and the name looked up in its own dependency scope (dlopen with
+ * RTLD_NOLOAD: never loads anything), which this library is not part of; a call from the
+ * program itself, whose scope is the global one, takes dlsym(RTLD_NEXT). Each symbol keeps
+ * the answers for a few calling objects (their address ranges): one compare per call. */
+struct caller {
+    uintptr_t lo, hi;
+    const char *path; /* "" for the program */
 };
+
+static int find_caller(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct caller *c = arg;
+    uintptr_t want = c->lo, lo = UINTPTR_MAX, hi = 0;
+    int in = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t a = info->dlpi_addr + ph->p_vaddr, z = a + ph->p_memsz;
+        lo = a < lo ? a : lo;
+        hi = z > hi ? z : hi;
+        in |= want >= a && want < z;
+    }
+    if (!in)
+        return 0;
+    c->lo = lo;
+    c->hi = hi;
+    c->path = info->dlpi_name ? info->dlpi_name : "";
+    return 1;
+}
 
 typedef void *(*dlopen_fn)(const char *, int);
 typedef int (*dlclose_fn)(void *);
 
-static int find_in_libssl(struct dl_phdr_info *info, size_t size, void *arg)
+static void *lookup_for(const char *name, uintptr_t ret, uintptr_t *lo, uintptr_t *hi)
 {
-    (void)size;
-    struct find_ssl *f = arg;
-    const char *base = info->dlpi_name ? str_last(info->dlpi_name, '/') : 0;
-    base = base ? base + 1 : info->dlpi_name;
-    if (!base || !str_starts(base, "libssl.so"))
-        return 0;
-    /* dlopen and dlclose through dlsym: the library names no symbol more than before, so a
-     * program's start resolves no more (they are looked up here only, in a program using
-     * OpenSSL) */
-    dlopen_fn open_ = (dlopen_fn)dlsym(RTLD_DEFAULT, "dlopen");
-    dlclose_fn close_ = (dlclose_fn)dlsym(RTLD_DEFAULT, "dlclose");
-    void *h = open_ ? open_(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD) : 0;
-    if (!h)
-        return 0;
-    f->fn = dlsym(h, f->name);
-    if (close_)
-        close_(h); /* the reference RTLD_NOLOAD took: libssl stays, the program holds it */
-    return f->fn != 0;
-}
-
-static void *ssl_symbol(const char *name)
-{
-    void *fn = dlsym(RTLD_NEXT, name);
-    if (fn)
-        return fn;
-    struct find_ssl f = {name, 0};
-    dl_iterate_phdr(find_in_libssl, &f);
-    return f.fn;
-}
-
-/* next_<name>(): OpenSSL's <name>, looked up once (a benign race: every thread stores the same
- * value). */
-#define SSL_NEXT(type, name)                                                                   \
-    static type next_##name(void)                                                              \
-    {                                                                                          \
-        static _Atomic(type) fn;                                                               \
-        type f = atomic_load_explicit(&fn, memory_order_relaxed);                              \
-        if (__builtin_expect(!f, 0)) {                                                         \
-            f = (type)ssl_symbol(#name);                                                       \
-            atomic_store_explicit(&fn, f, memory_order_relaxed);                               \
-        }                                                                                      \
-        return f;                                                                              \
+    struct caller c = {ret, 0, 0};
+    if (!dl_iterate_phdr(find_caller, &c)) {
+        *lo = *hi = 0;
+        return dlsym(RTLD_NEXT, name);
     }
+    *lo = c.lo;
+    *hi = c.hi;
+    void *fn = 0;
+    if (c.path[0]) {
+        /* dlopen and dlclose through dlsym: the library names no symbol more than before, so
+         * a program's start resolves no more (they are looked up here only, in a program that
+         * calls OpenSSL) */
+        dlopen_fn open_ = (dlopen_fn)dlsym(RTLD_DEFAULT, "dlopen");
+        dlclose_fn close_ = (dlclose_fn)dlsym(RTLD_DEFAULT, "dlclose");
+        void *h = open_ ? open_(c.path, RTLD_LAZY | RTLD_NOLOAD) : 0;
+        if (h) {
+            fn = dlsym(h, name);
+            if (close_)
+                close_(h); /* the reference RTLD_NOLOAD took; the object stays */
+        }
+    }
+    return fn ? fn : dlsym(RTLD_NEXT, name);
+}
+
+#define SSL_CALLERS 4
+
+struct next_fn {
+    _Atomic uintptr_t lo[SSL_CALLERS], hi[SSL_CALLERS];
+    void *_Atomic fn[SSL_CALLERS];
+    _Atomic unsigned used;
+};
+
+static void *next_for(struct next_fn *n, const char *name, uintptr_t ret)
+{
+    unsigned used = atomic_load_explicit(&n->used, memory_order_acquire);
+    for (unsigned i = 0; i < used && i < SSL_CALLERS; i++)
+        if (ret >= atomic_load_explicit(&n->lo[i], memory_order_relaxed) &&
+            ret < atomic_load_explicit(&n->hi[i], memory_order_relaxed))
+            return atomic_load_explicit(&n->fn[i], memory_order_relaxed);
+    uintptr_t lo, hi;
+    void *fn = lookup_for(name, ret, &lo, &hi);
+    if (!fn || hi <= lo)
+        return fn;
+    /* an entry is claimed, then written, then counted: a reader sees whole entries only. Past
+     * SSL_CALLERS callers (or when two threads race for one entry), the answer is looked up
+     * again at the next call: slower, never wrong. */
+    uintptr_t free_ = 0;
+    unsigned i = used;
+    if (i < SSL_CALLERS &&
+        atomic_compare_exchange_strong_explicit(&n->lo[i], &free_, lo, memory_order_relaxed,
+                                                memory_order_relaxed)) {
+        atomic_store_explicit(&n->fn[i], fn, memory_order_relaxed);
+        atomic_store_explicit(&n->hi[i], hi, memory_order_relaxed);
+        atomic_store_explicit(&n->used, i + 1, memory_order_release);
+    }
+    return fn;
+}
+
+/* next_<name>(): OpenSSL's <name> for the caller of the hook that calls it (always_inline:
+ * the return address is the hook's). */
+#define SSL_NEXT(type, name)                                                                   \
+    static struct next_fn next_fn_##name;                                                      \
+    __attribute__((always_inline)) static inline type next_##name(uintptr_t ret)               \
+    {                                                                                          \
+        return (type)next_for(&next_fn_##name, #name, ret);                                    \
+    }
+#define CALLER ((uintptr_t)__builtin_return_address(0))
 
 typedef int (*read_fn)(SSL *, void *, int);
 typedef int (*read_ex_fn)(SSL *, void *, size_t, size_t *);
@@ -212,11 +264,11 @@ static struct detached *detached_find(const SSL *s, int create)
  * descriptor not accepted or not TLS, a client-side object, a connection no longer followed).
  * *fd: the descriptor (-1: none). A first read of a server-side object without a descriptor
  * starts its slot (create). */
-static struct http_conn *conn_of(SSL *s, int writing, int create, int *fd)
+static struct http_conn *conn_of(SSL *s, int writing, int create, int *fd, uintptr_t ret)
 {
     if (!atomic_load_explicit(&http_reading, memory_order_relaxed) || !s)
         return 0;
-    get_fd_fn get = writing ? next_SSL_get_wfd() : next_SSL_get_rfd();
+    get_fd_fn get = writing ? next_SSL_get_wfd(ret) : next_SSL_get_rfd(ret);
     *fd = get ? get(s) : -1;
     struct http_conn *c;
     if (*fd >= 0) {
@@ -224,7 +276,7 @@ static struct http_conn *conn_of(SSL *s, int writing, int create, int *fd)
         if (!c || !atomic_load_explicit(&c->tls, memory_order_relaxed))
             return 0;
     } else {
-        get_fd_fn server = next_SSL_is_server();
+        get_fd_fn server = next_SSL_is_server(ret);
         if (!server || server(s) != 1)
             return 0;
         struct detached *d = detached_find(s, create);
@@ -254,7 +306,7 @@ static void stream_ends(int fd)
  * a slot of its own is freed, and a descriptor's connection whose TLS stream ends this way is
  * not followed any more (what comes next on it, if anything, is not that stream). Its open
  * requests end. */
-static void unbind(SSL *s)
+static void unbind(SSL *s, uintptr_t ret)
 {
     if (!s || !atomic_load_explicit(&http_reading, memory_order_relaxed))
         return;
@@ -264,10 +316,10 @@ static void unbind(SSL *s)
         http_conn_close(&d->c);
         atomic_store_explicit(&d->key, FREED, memory_order_release);
     } else if (atomic_load_explicit(&http_conn_live, memory_order_relaxed)) {
-        get_fd_fn get = next_SSL_get_rfd();
+        get_fd_fn get = next_SSL_get_rfd(ret);
         int fd = get ? get(s) : -1;
         stream_ends(fd);
-        get = next_SSL_get_wfd();
+        get = next_SSL_get_wfd(ret);
         int wfd = get ? get(s) : -1;
         if (wfd != fd)
             stream_ends(wfd);
@@ -303,8 +355,8 @@ static void after_write(struct http_conn *c, const void *buf, size_t put, int un
 
 PROFLINK_EXPORT int SSL_read(SSL *s, void *buf, int n)
 {
-    int fd, got = next_SSL_read()(s, buf, n);
-    struct http_conn *c = got > 0 ? conn_of(s, 0, 1, &fd) : 0;
+    int fd, got = next_SSL_read(CALLER)(s, buf, n);
+    struct http_conn *c = got > 0 ? conn_of(s, 0, 1, &fd, CALLER) : 0;
     if (__builtin_expect(c != 0, 0))
         after_read(c, fd, buf, (size_t)got);
     return got;
@@ -312,19 +364,19 @@ PROFLINK_EXPORT int SSL_read(SSL *s, void *buf, int n)
 
 PROFLINK_EXPORT int SSL_read_ex(SSL *s, void *buf, size_t n, size_t *got)
 {
-    int fd, ok = next_SSL_read_ex()(s, buf, n, got);
-    struct http_conn *c = ok == 1 && got && *got ? conn_of(s, 0, 1, &fd) : 0;
+    int fd, ok = next_SSL_read_ex(CALLER)(s, buf, n, got);
+    struct http_conn *c = ok == 1 && got && *got ? conn_of(s, 0, 1, &fd, CALLER) : 0;
     if (__builtin_expect(c != 0, 0))
         after_read(c, fd, buf, *got);
     return ok;
 }
 
 /* Peeked bytes come again: they are seen once, when SSL_read takes them. */
-PROFLINK_EXPORT int SSL_peek(SSL *s, void *buf, int n) { return next_SSL_peek()(s, buf, n); }
+PROFLINK_EXPORT int SSL_peek(SSL *s, void *buf, int n) { return next_SSL_peek(CALLER)(s, buf, n); }
 
 PROFLINK_EXPORT int SSL_peek_ex(SSL *s, void *buf, size_t n, size_t *got)
 {
-    return next_SSL_peek_ex()(s, buf, n, got);
+    return next_SSL_peek_ex(CALLER)(s, buf, n, got);
 }
 
 /* A write that failed reported nothing written (OpenSSL takes the same buffer again and then
@@ -332,11 +384,11 @@ PROFLINK_EXPORT int SSL_peek_ex(SSL *s, void *buf, size_t n, size_t *got)
 PROFLINK_EXPORT int SSL_write(SSL *s, const void *buf, int n)
 {
     int fd;
-    struct http_conn *c = conn_of(s, 1, 0, &fd);
+    struct http_conn *c = conn_of(s, 1, 0, &fd, CALLER);
     if (__builtin_expect(!c, 1))
-        return next_SSL_write()(s, buf, n);
+        return next_SSL_write(CALLER)(s, buf, n);
     uint32_t gen = 0, adopt = http_thread_adoptable_tls(c, &gen);
-    int put = next_SSL_write()(s, buf, n);
+    int put = next_SSL_write(CALLER)(s, buf, n);
     after_write(c, buf, put > 0 ? (size_t)put : 0, 0, gen, adopt);
     return put;
 }
@@ -344,11 +396,11 @@ PROFLINK_EXPORT int SSL_write(SSL *s, const void *buf, int n)
 PROFLINK_EXPORT int SSL_write_ex(SSL *s, const void *buf, size_t n, size_t *put)
 {
     int fd;
-    struct http_conn *c = conn_of(s, 1, 0, &fd);
+    struct http_conn *c = conn_of(s, 1, 0, &fd, CALLER);
     if (__builtin_expect(!c, 1))
-        return next_SSL_write_ex()(s, buf, n, put);
+        return next_SSL_write_ex(CALLER)(s, buf, n, put);
     uint32_t gen = 0, adopt = http_thread_adoptable_tls(c, &gen);
-    int ok = next_SSL_write_ex()(s, buf, n, put);
+    int ok = next_SSL_write_ex(CALLER)(s, buf, n, put);
     after_write(c, buf, ok == 1 && put ? *put : 0, 0, gen, adopt);
     return ok;
 }
@@ -358,61 +410,61 @@ PROFLINK_EXPORT int SSL_write_ex(SSL *s, const void *buf, size_t n, size_t *put)
 PROFLINK_EXPORT ssize_t SSL_sendfile(SSL *s, int in, off_t off, size_t n, int flags)
 {
     int fd;
-    struct http_conn *c = conn_of(s, 1, 0, &fd);
+    struct http_conn *c = conn_of(s, 1, 0, &fd, CALLER);
     if (__builtin_expect(!c, 1))
-        return next_SSL_sendfile()(s, in, off, n, flags);
+        return next_SSL_sendfile(CALLER)(s, in, off, n, flags);
     uint32_t gen = 0, adopt = http_thread_adoptable_tls(c, &gen);
-    ssize_t put = next_SSL_sendfile()(s, in, off, n, flags);
+    ssize_t put = next_SSL_sendfile(CALLER)(s, in, off, n, flags);
     after_write(c, 0, put > 0 ? (size_t)put : 0, 1, gen, adopt);
     return put;
 }
 
 PROFLINK_EXPORT void SSL_free(SSL *s)
 {
-    unbind(s);
-    next_SSL_free()(s);
+    unbind(s, CALLER);
+    next_SSL_free(CALLER)(s);
 }
 
 PROFLINK_EXPORT int SSL_clear(SSL *s)
 {
-    unbind(s);
-    return next_SSL_clear()(s);
+    unbind(s, CALLER);
+    return next_SSL_clear(CALLER)(s);
 }
 
 PROFLINK_EXPORT int SSL_set_fd(SSL *s, int fd)
 {
-    unbind(s);
-    return next_SSL_set_fd()(s, fd);
+    unbind(s, CALLER);
+    return next_SSL_set_fd(CALLER)(s, fd);
 }
 
 PROFLINK_EXPORT int SSL_set_rfd(SSL *s, int fd)
 {
-    unbind(s);
-    return next_SSL_set_rfd()(s, fd);
+    unbind(s, CALLER);
+    return next_SSL_set_rfd(CALLER)(s, fd);
 }
 
 PROFLINK_EXPORT int SSL_set_wfd(SSL *s, int fd)
 {
-    unbind(s);
-    return next_SSL_set_wfd()(s, fd);
+    unbind(s, CALLER);
+    return next_SSL_set_wfd(CALLER)(s, fd);
 }
 
 PROFLINK_EXPORT void SSL_set_bio(SSL *s, BIO *r, BIO *w)
 {
-    unbind(s);
-    next_SSL_set_bio()(s, r, w);
+    unbind(s, CALLER);
+    next_SSL_set_bio(CALLER)(s, r, w);
 }
 
 PROFLINK_EXPORT void SSL_set0_rbio(SSL *s, BIO *r)
 {
-    unbind(s);
-    next_SSL_set0_rbio()(s, r);
+    unbind(s, CALLER);
+    next_SSL_set0_rbio(CALLER)(s, r);
 }
 
 PROFLINK_EXPORT void SSL_set0_wbio(SSL *s, BIO *w)
 {
-    unbind(s);
-    next_SSL_set0_wbio()(s, w);
+    unbind(s, CALLER);
+    next_SSL_set0_wbio(CALLER)(s, w);
 }
 
 #else
