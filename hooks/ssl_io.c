@@ -260,6 +260,80 @@ static struct detached *detached_find(const SSL *s, int create)
 
 /* ---- which connection an SSL object's bytes belong to ------------------------------------- */
 
+/* The descriptors of the SSL objects seen, so that each call does not ask OpenSSL again
+ * (SSL_get_rfd walks the BIO chain and makes a BIO_ctrl call: 150 instructions, a third of the
+ * cost a TLS connection that is not HTTP paid per SSL_read, callgrind on bench/https_io.c). An
+ * entry is made at an object's first read or write and dropped where the object's descriptor
+ * can change (unbind: SSL_free, SSL_clear, SSL_set_*), before the call; an object whose entry
+ * finds no room asks OpenSSL every time. Same layout rules as the detached table. */
+#define FDS_SLOTS 16384u
+#define FDS_PROBES 8u
+
+struct fds {
+    _Atomic uintptr_t key;
+    _Atomic int rfd, wfd;
+};
+
+static struct fds *_Atomic fds_table;
+
+static struct fds *fds_find(const SSL *s, int create)
+{
+    struct fds *t = atomic_load_explicit(&fds_table, memory_order_acquire);
+    if (!t) {
+        if (!create)
+            return 0;
+        size_t len = sizeof(struct fds) * FDS_SLOTS;
+        void *m = sys_mmap(0, len, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED)
+            return 0;
+        struct fds *expected = 0;
+        if (atomic_compare_exchange_strong_explicit(&fds_table, &expected, m,
+                                                    memory_order_acq_rel, memory_order_acquire))
+            t = m;
+        else {
+            sys_munmap(m, len);
+            t = expected;
+        }
+    }
+    size_t h = detached_hash(s), room = SIZE_MAX;
+    for (unsigned i = 0; i < FDS_PROBES; i++) {
+        size_t at = (h + i) & (FDS_SLOTS - 1);
+        uintptr_t k = atomic_load_explicit(&t[at].key, memory_order_acquire);
+        if (k == (uintptr_t)s)
+            return &t[at];
+        if ((k == 0 || k == FREED) && room == SIZE_MAX)
+            room = at;
+        if (k == 0)
+            break;
+    }
+    if (!create || room == SIZE_MAX)
+        return 0;
+    uintptr_t was = atomic_load_explicit(&t[room].key, memory_order_relaxed);
+    if ((was != 0 && was != FREED) ||
+        !atomic_compare_exchange_strong_explicit(&t[room].key, &was, (uintptr_t)s,
+                                                 memory_order_acq_rel, memory_order_relaxed))
+        return 0;
+    atomic_store_explicit(&t[room].rfd, -2, memory_order_relaxed); /* -2: not asked yet */
+    atomic_store_explicit(&t[room].wfd, -2, memory_order_relaxed);
+    return &t[room];
+}
+
+/* s's read (or write) descriptor, -1 for none. */
+static int fd_of(SSL *s, int writing, uintptr_t ret)
+{
+    struct fds *f = fds_find(s, 1);
+    int fd = f ? atomic_load_explicit(writing ? &f->wfd : &f->rfd, memory_order_relaxed) : -2;
+    if (fd != -2)
+        return fd;
+    get_fd_fn get = writing ? next_SSL_get_wfd(ret) : next_SSL_get_rfd(ret);
+    fd = get ? get(s) : -1;
+    fd = fd < 0 ? -1 : fd;
+    if (f)
+        atomic_store_explicit(writing ? &f->wfd : &f->rfd, fd, memory_order_relaxed);
+    return fd;
+}
+
 /* The connection whose plaintext s carries, or NULL: nothing to read (reading off, a
  * descriptor not accepted or not TLS, a client-side object, a connection no longer followed).
  * *fd: the descriptor (-1: none). A first read of a server-side object without a descriptor
@@ -268,8 +342,7 @@ static struct http_conn *conn_of(SSL *s, int writing, int create, int *fd, uintp
 {
     if (!atomic_load_explicit(&http_reading, memory_order_relaxed) || !s)
         return 0;
-    get_fd_fn get = writing ? next_SSL_get_wfd(ret) : next_SSL_get_rfd(ret);
-    *fd = get ? get(s) : -1;
+    *fd = fd_of(s, writing, ret);
     struct http_conn *c;
     if (*fd >= 0) {
         c = http_conn_find(*fd);
@@ -311,6 +384,9 @@ static void unbind(SSL *s, uintptr_t ret)
     if (!s || !atomic_load_explicit(&http_reading, memory_order_relaxed))
         return;
     int saved = errno;
+    struct fds *f = fds_find(s, 0);
+    if (f)
+        atomic_store_explicit(&f->key, FREED, memory_order_release);
     struct detached *d = detached_find(s, 0);
     if (d) {
         http_conn_close(&d->c);
