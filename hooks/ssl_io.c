@@ -15,8 +15,11 @@
  *
  * libssl is never loaded, linked or looked up by proflink: these definitions are only reached
  * when the program calls them, that is, when its libssl is loaded; the next definitions (and
- * SSL_get_rfd, SSL_get_wfd, SSL_is_server) are found then, on first use. A program without
- * libssl never runs any of this, and its start resolves no symbol more.
+ * SSL_get_rfd, SSL_get_wfd, SSL_is_server) are found then, for each calling object. A program
+ * without libssl never runs any of this, and its start resolves no symbol more.
+ *
+ * Not seen: bytes read or written through an SSL BIO (BIO_f_ssl: OpenSSL's internal calls),
+ * OpenSSL linked into the program (its calls bind inside it), other TLS libraries.
  *
  * Preload builds only (static programs have no symbol precedence to interpose by). */
 #ifndef PROFLINK_STATIC
