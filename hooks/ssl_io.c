@@ -184,6 +184,9 @@ SSL_NEXT(set0_bio_fn, SSL_set0_wbio)
 SSL_NEXT(get_fd_fn, SSL_get_rfd)
 SSL_NEXT(get_fd_fn, SSL_get_wfd)
 SSL_NEXT(get_fd_fn, SSL_is_server)
+typedef BIO *(*get_bio_fn)(const SSL *);
+SSL_NEXT(get_bio_fn, SSL_get_rbio)
+SSL_NEXT(get_bio_fn, SSL_get_wbio)
 
 /* ---- connections without a descriptor (memory BIOs) --------------------------------------- */
 
@@ -329,8 +332,12 @@ static int fd_of(SSL *s, int writing, uintptr_t ret)
     int fd = f ? atomic_load_explicit(writing ? &f->wfd : &f->rfd, memory_order_relaxed) : -2;
     if (fd != -2)
         return fd;
+    /* SSL_get_rfd of an object without a BIO puts an error on the thread's OpenSSL error
+     * queue (BIO_find_type(NULL)), which the program's next SSL_get_error would report as its
+     * own: the BIO is looked at first, and an object without one has no descriptor */
+    get_bio_fn bio = writing ? next_SSL_get_wbio(ret) : next_SSL_get_rbio(ret);
     get_fd_fn get = writing ? next_SSL_get_wfd(ret) : next_SSL_get_rfd(ret);
-    fd = get ? get(s) : -1;
+    fd = bio && get && bio(s) ? get(s) : -1;
     fd = fd < 0 ? -1 : fd;
     if (f)
         atomic_store_explicit(writing ? &f->wfd : &f->rfd, fd, memory_order_relaxed);
@@ -382,25 +389,27 @@ static void stream_ends(int fd)
  * a slot of its own is freed, and a descriptor's connection whose TLS stream ends this way is
  * not followed any more (what comes next on it, if anything, is not that stream). Its open
  * requests end. */
-static void unbind(SSL *s, uintptr_t ret)
+static void unbind(SSL *s)
 {
     if (!s || !atomic_load_explicit(&http_reading, memory_order_relaxed))
         return;
     int saved = errno;
+    /* the descriptors this object had when it last read or wrote (none asked of OpenSSL: an
+     * object being set up has no BIO yet, and asking would leave an error on its queue) */
     struct fds *f = fds_find(s, 0);
-    if (f)
+    int rfd = -1, wfd = -1;
+    if (f) {
+        rfd = atomic_load_explicit(&f->rfd, memory_order_relaxed);
+        wfd = atomic_load_explicit(&f->wfd, memory_order_relaxed);
         atomic_store_explicit(&f->key, FREED, memory_order_release);
+    }
     struct detached *d = detached_find(s, 0);
     if (d) {
         http_conn_close(&d->c);
         atomic_store_explicit(&d->key, FREED, memory_order_release);
     } else if (atomic_load_explicit(&http_conn_live, memory_order_relaxed)) {
-        get_fd_fn get = next_SSL_get_rfd(ret);
-        int fd = get ? get(s) : -1;
-        stream_ends(fd);
-        get = next_SSL_get_wfd(ret);
-        int wfd = get ? get(s) : -1;
-        if (wfd != fd)
+        stream_ends(rfd);
+        if (wfd != rfd)
             stream_ends(wfd);
     }
     http_thread_sync();
@@ -500,49 +509,49 @@ PROFLINK_EXPORT ssize_t SSL_sendfile(SSL *s, int in, off_t off, size_t n, int fl
 
 PROFLINK_EXPORT void SSL_free(SSL *s)
 {
-    unbind(s, CALLER);
+    unbind(s);
     next_SSL_free(CALLER)(s);
 }
 
 PROFLINK_EXPORT int SSL_clear(SSL *s)
 {
-    unbind(s, CALLER);
+    unbind(s);
     return next_SSL_clear(CALLER)(s);
 }
 
 PROFLINK_EXPORT int SSL_set_fd(SSL *s, int fd)
 {
-    unbind(s, CALLER);
+    unbind(s);
     return next_SSL_set_fd(CALLER)(s, fd);
 }
 
 PROFLINK_EXPORT int SSL_set_rfd(SSL *s, int fd)
 {
-    unbind(s, CALLER);
+    unbind(s);
     return next_SSL_set_rfd(CALLER)(s, fd);
 }
 
 PROFLINK_EXPORT int SSL_set_wfd(SSL *s, int fd)
 {
-    unbind(s, CALLER);
+    unbind(s);
     return next_SSL_set_wfd(CALLER)(s, fd);
 }
 
 PROFLINK_EXPORT void SSL_set_bio(SSL *s, BIO *r, BIO *w)
 {
-    unbind(s, CALLER);
+    unbind(s);
     next_SSL_set_bio(CALLER)(s, r, w);
 }
 
 PROFLINK_EXPORT void SSL_set0_rbio(SSL *s, BIO *r)
 {
-    unbind(s, CALLER);
+    unbind(s);
     next_SSL_set0_rbio(CALLER)(s, r);
 }
 
 PROFLINK_EXPORT void SSL_set0_wbio(SSL *s, BIO *w)
 {
-    unbind(s, CALLER);
+    unbind(s);
     next_SSL_set0_wbio(CALLER)(s, w);
 }
 
