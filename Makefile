@@ -211,19 +211,23 @@ bench: all bench-bins
 # of a bats suite that errexit would ignore (`a && b` or `! cmd` before a test's last line),
 # which ShellCheck does not see. Then the floors of the source tree (tests/module_layers.py): no
 # include runs up, and no reference of the built objects, shared and static, weak ones included
-# (tests/module_calls.py), runs up or closes a circle.
+# (tests/module_calls.py), runs up or closes a circle; and the HPACK Huffman tables are those of
+# their code lengths (tests/hpack_huffman.py).
 lint: $(LIB) $(BUILD)/libproflink.a
 	python3 tests/module_layers.py
 	python3 tests/module_calls.py $(BUILD)/obj
 	python3 tests/module_calls.py $(BUILD)/static
+	python3 tests/hpack_huffman.py --check
 	shellcheck -x -s bash $(wildcard tests/*.bats tests/*.bash tests/e2e/*.bats)
 	python3 tests/lint_bats.py $(wildcard tests/*.bats tests/e2e/*.bats)
+	python3 tests/module_tests.py
 	shellcheck -x $(wildcard tests/*.sh bench/*.sh scripts/*.sh packaging/deb/*.sh) scripts/proflink-run scripts/proflink-system scripts/proflink-fifo-cat .ci/run
 
 clean:
 	rm -rf $(BUILD)
 
-# the header dependencies written by the compiles above (none before the first build)
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# the header dependencies written by the compiles above (none before the first build); files
+# only: the package stage and the test chroot hold directories named *.d (sysctl.d, rc2.d)
+-include $(shell find $(BUILD) -name '*.d' -type f 2>/dev/null)
 
 include scripts/install.mk

@@ -7,8 +7,12 @@
  * removed at once (runtime_reap_child; for a child that removed its own, one lstat finds
  * nothing). Only after a real reap: the child is gone, so nothing is bound to its file any
  * more, and the pid cannot be reused before the call returned. Not for WNOWAIT (nothing is
- * reaped), a stopped or continued child, or an error. A SIGCHLD handler may call these: what
- * runs here is async-signal-safe.
+ * reaped), a stopped or continued child, or an error. The child is the one the kernel
+ * returned (wait, waitpid(-1), wait3 and waitid(P_ALL) name none), and the status or siginfo
+ * that tells how it ended is always asked for, into the hook's own variable when the program
+ * passed none (waitid(P_ALL, 0, NULL, WEXITED) is valid). syscall(SYS_wait4) and
+ * syscall(SYS_waitid) reach children_wait_syscall from syscall()'s interposer (seccomp.c). A
+ * SIGCHLD handler may call these: what runs here is async-signal-safe.
  *
  * fork: a program that never waits (SIGCHLD ignored: the kernel reaps its children) passes no
  * wait hook, so fork records the child's pid (runtime_forked_child), and the children recorded
@@ -19,9 +23,11 @@
 #include <errno.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include "children.h"
 #include "leaves/export.h"
 #include "next_symbol.h"
 #include "start/runtime.h"
@@ -91,14 +97,40 @@ PROFLINK_EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *
     return reaped(got, st, status);
 }
 
-PROFLINK_EXPORT int waitid(idtype_t type, id_t id, siginfo_t *info, int options)
+/* waitid's report: a child that ended (not a stop or a continue) and was reaped. */
+static void reaped_info(const siginfo_t *info, int options)
 {
-    waitid_fn f = next_waitid();
-    int rc = f ? f(type, id, info, options) : (int)missing();
-    if (rc == 0 && info && info->si_pid > 0 && !(options & WNOWAIT) &&
+    if (info->si_pid > 0 && !(options & WNOWAIT) &&
         (info->si_code == CLD_EXITED || info->si_code == CLD_KILLED ||
          info->si_code == CLD_DUMPED))
         runtime_reap_child((int)info->si_pid);
+}
+
+PROFLINK_EXPORT int waitid(idtype_t type, id_t id, siginfo_t *info, int options)
+{
+    waitid_fn f = next_waitid();
+    siginfo_t own = {0}; /* the kernel zeroes si_pid when WNOHANG finds no child ready */
+    siginfo_t *in = info ? info : &own;
+    int rc = f ? f(type, id, in, options) : (int)missing();
+    if (rc == 0)
+        reaped_info(in, options);
+    return rc;
+}
+
+long children_wait_syscall(long (*call)(long, long, long, long, long, long, long), long nr,
+                           const long a[6])
+{
+    if (nr == SYS_wait4) { /* pid, status, options, rusage */
+        int st = 0;
+        long got = call(nr, a[0], (long)&st, a[2], a[3], a[4], a[5]);
+        return reaped((pid_t)got, st, (int *)a[1]);
+    }
+    /* SYS_waitid: type, id, info, options, rusage */
+    siginfo_t own = {0};
+    siginfo_t *in = a[2] ? (siginfo_t *)a[2] : &own;
+    long rc = call(nr, a[0], a[1], (long)in, a[3], a[4], a[5]);
+    if (rc == 0)
+        reaped_info(in, (int)a[3]);
     return rc;
 }
 

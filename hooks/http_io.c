@@ -127,13 +127,13 @@ static uint64_t socket_inode(int fd)
 /* A wait: requests other threads answered meanwhile end here, before and after it. The
  * request a thread has open stays shown across its waits (an event loop continues it after a
  * zero-timeout poll). A server's wait for work is also when proflink's threads may start, if
- * something consumes messages (deliverer_lazy.h). */
+ * something consumes messages and it is not made inside a signal handler (deliverer_lazy.h). */
 static int around_wait(int r)
 {
-    reader_kick();
-    if (__builtin_expect(http_thread_notes != 0, 0)) {
+    reader_kick_wait();
+    if (__builtin_expect((http_thread_notes | http_thread_unsure) != 0, 0)) {
         int saved = errno;
-        http_thread_refresh();
+        http_thread_waited();
         errno = saved;
     }
     return r;
@@ -166,6 +166,7 @@ static void after_read(struct http_conn *c, int fd, const struct iovec *iov, int
     int saved = errno;
     if (flags & MSG_TRUNC) {
         http_conn_lost(c); /* a stream discards them unread */
+        http_thread_touched(c);
         http_thread_sync();
     } else {
         uint32_t gen = 0, newest = 0;
@@ -176,6 +177,7 @@ static void after_read(struct http_conn *c, int fd, const struct iovec *iov, int
             newest = s ? s : newest;
             left -= n;
         }
+        http_thread_touched(c);
         if (newest)
             http_thread_read(c, gen, newest);
         else
@@ -197,12 +199,13 @@ static void after_write(struct http_conn *c, const struct iovec *iov, size_t iov
 {
     int saved = errno;
     size_t left = put > 0 ? (size_t)put : 0;
+    int between = 1;
     for (size_t i = 0; i < iovcnt && left > 0; i++) {
         size_t n = iov[i].iov_len < left ? iov[i].iov_len : left;
-        http_conn_wrote(c, iov[i].iov_base, n);
+        between = http_conn_wrote(c, iov[i].iov_base, n, http_thread_heads_before);
         left -= n;
     }
-    http_thread_wrote(c, gen, put > 0 ? adopt : 0);
+    http_thread_wrote(c, gen, put > 0 ? adopt : 0, between);
     errno = saved;
 }
 
@@ -221,6 +224,7 @@ static void unseen(int fd, ssize_t moved)
     if (c && moved > 0) {
         int saved = errno;
         http_conn_lost(c);
+        http_thread_touched(c);
         http_thread_sync();
         errno = saved;
     }
@@ -341,9 +345,8 @@ PROFLINK_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 static ssize_t after_sendfile(struct http_conn *c, ssize_t put, uint32_t gen, uint32_t adopt)
 {
     int saved = errno;
-    if (put > 0)
-        http_conn_wrote_unseen(c, (uint64_t)put);
-    http_thread_wrote(c, gen, put > 0 ? adopt : 0);
+    int between = put > 0 ? http_conn_wrote_unseen(c, (uint64_t)put) : 1;
+    http_thread_wrote(c, gen, put > 0 ? adopt : 0, between);
     errno = saved;
     return put;
 }

@@ -4,11 +4,16 @@
  * system call of its own (runtime_sandboxed): an allowlist written for the program would kill
  * it for one (SIGSYS at exit, for the socket file's unlink). The flag is set before the filter
  * exists, so no window lets a call of ours through, and cleared if installing failed.
+ * A filter applies to the installing thread (and the threads it creates later), so proflink's
+ * own threads carry on under a plain one; one installed with SECCOMP_FILTER_FLAG_TSYNC (libseccomp's
+ * TSYNC attribute, browser-style sandboxes) covers every thread of the process: proflink's end
+ * first (reader_stop_threads), and stay ended should the installation fail.
  * A filter installed with an inline system call instruction is invisible to any library; no
  * later check could help either, since reading /proc/self/status or calling
  * prctl(PR_GET_SECCOMP) is itself a system call such a filter may forbid.
  * The prctl interposer also shows otel_ctx_watch.c every other option: an OTEL_CTX mapping the
- * program names is another process-context publisher. */
+ * program names is another process-context publisher; the syscall interposer hands the calls
+ * that reap a child (SYS_wait4, SYS_waitid) to children.c. */
 #ifndef PROFLINK_STATIC
 #include <errno.h>
 #include <stdarg.h>
@@ -18,8 +23,11 @@
  * kernel headers, and <sys/prctl.h> is left out on purpose (see prctl below). */
 #define SECCOMP_OP_STRICT 0L
 #define SECCOMP_OP_FILTER 1L
+#define SECCOMP_FILTER_FLAG_TSYNC 1L
 #define PR_SET_SECCOMP 22
 
+#include "children.h"
+#include "delivery/deliverer.h"
 #include "leaves/export.h"
 #include "fd_closing.h"
 #include "next_symbol.h"
@@ -97,9 +105,13 @@ PROFLINK_EXPORT long syscall(long nr, ...)
     /* This is the only syscall() proflink can interpose, so it also reports the calls that
      * can give a descriptor number to another file, as their libc hooks do (fd_reuse.c). */
     closes_fds(nr, a[0], a[1], a[2]);
+    if (nr == SYS_wait4 || nr == SYS_waitid) /* and the calls that reap a child */
+        return children_wait_syscall(f, nr, a);
     if (!installs_filter(nr, a[0], a[1]))
         return f(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
     runtime_sandbox_begin();
+    if (nr == SYS_seccomp && a[0] == SECCOMP_OP_FILTER && (a[1] & SECCOMP_FILTER_FLAG_TSYNC))
+        reader_stop_threads(); /* the filter will be theirs too */
     long rc = f(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
     if (rc != 0)
         runtime_sandbox_failed();

@@ -433,11 +433,12 @@ static void after_write(struct http_conn *c, const void *buf, size_t put, int un
                         uint32_t gen, uint32_t adopt)
 {
     int saved = errno;
+    int between = 1;
     if (put && unseen)
-        http_conn_wrote_unseen_tls(c, put);
+        between = http_conn_wrote_unseen_tls(c, put);
     else if (put)
-        http_conn_wrote_tls(c, buf, put);
-    http_thread_wrote(c, gen, put ? adopt : 0);
+        between = http_conn_wrote_tls(c, buf, put, http_thread_heads_before);
+    http_thread_wrote(c, gen, put ? adopt : 0, between);
     errno = saved;
 }
 

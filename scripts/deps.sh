@@ -24,6 +24,7 @@ check=("${demo[@]}"
        python3-venv "the Python integration's test virtualenv"
        gunicorn "HTTP matrix" python3-uvicorn "HTTP matrix" python3-aiohttp "HTTP matrix"
        python3-fuse "a FUSE file system that logs FLUSH (host_safety tests)"
+       libnghttp2-dev "the reference HPACK decoder (HTTP/2 tests)"
        debootstrap "a pristine Debian 12 for the package tests (system_deb)")
 
 case $goal in

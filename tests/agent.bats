@@ -224,3 +224,18 @@ EOF
     wait_service
     [ "$SERVICE_STATUS" -eq 0 ]
 }
+
+@test "agent: datagrams the kernel refused are reported with the target's queue length and the fix" {
+    unshare -n true 2>/dev/null || skip "no new network namespace here"
+    # a network namespace whose queue holds one datagram: the agent's bursts overflow it
+    LD_PRELOAD=$LIB unshare -n sh -c 'sysctl -qw net.unix.max_dgram_qlen=0 && exec "$@"' sh \
+        "$SERVICE" -s 5 -t 3 >"$BATS_TEST_TMPDIR/target.out" 2>"$BATS_TEST_TMPDIR/target.err" 3>&- &
+    TARGET_PID=$!
+    wait_attachable "$TARGET_PID"
+    run "$AGENT" -d 2 -f 200 --all-threads "$TARGET_PID"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    grep -qE '^proflink-agent: [0-9]+ correlation messages sent in [0-9]+ bursts, [1-9][0-9]* dropped \(socket full\)' <<<"$output"
+    grep -q "net.unix.max_dgram_qlen messages, 10 by default, 0 in pid $TARGET_PID's network namespace" <<<"$output"
+    grep -q "fix: net.unix.max_dgram_qlen=$(sed -n 's/^net\.unix\.max_dgram_qlen = //p' "$ROOT/packaging/deb/sysctl.conf") in that namespace before the service starts" <<<"$output"
+}

@@ -4,6 +4,8 @@
 # Odd but legal programs against the message side of the API (issue 10, items 4, 5, 7, 11):
 # cancellation inside the API, a deferral queue of capacity 1, a descriptor reused while the
 # reader delivers, a child made by a raw clone().
+# modules: preload/api/message_api.c preload/deferral/txqueue.c preload/deferral/deferral.c
+# modules: preload/messages/receiver.c preload/start/fork_sequence.c
 load message_helpers
 
 setup() { setup_sockdir; }

@@ -3,6 +3,7 @@
 # A program started with descriptors 0-2 closed: proflink's descriptors (sockets, FIFO, memfd,
 # files) stay at 3 and above, and its log never writes into a descriptor that is not the stderr
 # the program was given. Seen from outside: the program's own files hold exactly what it wrote.
+# modules: preload/leaves/fd_safe.c preload/leaves/log.c
 load message_helpers
 
 setup() {

@@ -4,6 +4,7 @@
 # The one-buffer context calls (proflink_set_context / proflink_swap_context) and the default
 # of PROFLINK_INHERIT, checked from outside: after each step of tests/helpers/api_context.c the
 # main thread's records are read with proflink-inspect, as the profiler reads them.
+# modules: preload/api/context_api.c preload/context/thread_records.c hooks/pthread_create.c
 load stepped_helpers
 
 A_TRACE=0af7651916cd43dd8448eb211c80319c

@@ -2,6 +2,11 @@
 # variants: glibc musl
 # The preload core as the apmint profiler sees it from outside: every check goes through
 # proflink-inspect, which reads /proc/PID/maps, the ELF, /proc/PID/mem and thread pointers.
+# modules: preload/start/start.c preload/start/runtime.c preload/config/config.c
+# modules: preload/publish/process_storage.c preload/publish/socket.c
+# modules: preload/context/thread_records.c hooks/pthread_create.c preload/api/context_api.c
+# modules: preload/leaves/ids.c preload/start/atfork.c preload/start/fork_sequence.c
+# modules: preload/publish/socket_cleanup.c preload/leaves/random.c
 load helpers
 
 TP_TRACE=0af7651916cd43dd8448eb211c80319c

@@ -4,6 +4,9 @@
 # their own socket; no way out a library can see leaves a file; a sandboxed program is left
 # alone; the socket directory cannot be turned against its user; a full directory does not
 # slow every start; the inspector disturbs nothing.
+# modules: hooks/setxid.c hooks/exit.c hooks/exec.c hooks/seccomp.c preload/leaves/runtime_state.c
+# modules: hooks/children.c preload/publish/socket.c preload/publish/socket_cleanup.c
+# modules: preload/start/runtime.c
 load helpers
 
 NGINX_PORT=$(free_port)
@@ -167,6 +170,36 @@ EOF
     diff "$WORK/without/stderr" "$WORK/with/stderr"
 }
 
+@test "nginx: a 'user nobody' worker killed by SIGKILL leaves no socket file once the master reaped it" {
+    command -v nginx
+    local dir=$WORK/killed master workers victim file
+    mkdir -p "$dir"
+    chmod 755 "$dir"
+    nginx_conf "$dir"
+    LD_PRELOAD=$LIB nginx -p "$dir/" -c "$dir/nginx.conf" -e "$dir/error.log" \
+        >"$dir/stdout" 2>"$dir/stderr" &
+    PIDS+=("$!")
+    master=$!
+    workers=$(nginx_workers "$dir")
+    victim=$(head -1 <<<"$workers")
+    wait_attachable "$victim"
+    # the worker's file is its user's: the master (root) reaps it with waitpid(-1, WNOHANG)
+    file=$(find "$SOCKDIR" -name "proflink-$victim-*" -user 65534)
+    [ -S "$file" ]
+    kill -KILL "$victim"
+    for _ in $(seq 200); do
+        [ -e "/proc/$victim" ] || [ -e "$file" ] || break
+        sleep 0.05
+    done
+    ls -l "$SOCKDIR"
+    refute test -e "$file"
+    # the master started another worker in its place, with a file of its own
+    [ "$(nginx_workers "$dir" | grep -vcx "$victim")" = 4 ]
+    nginx -p "$dir/" -c "$dir/nginx.conf" -e "$dir/error.log" -s quit
+    wait_gone "$master"
+    no_files "$SOCKDIR"
+}
+
 @test "the inspector interrupts nothing by default; --stop does and says so" {
     command -v nginx
     stop_inspect() {
@@ -319,6 +352,47 @@ assert j["attachable"] and j["socket"]["connect"] == "ok", j["checks"]' "$BATS_T
         [ "$status" = 6 ]
         [ "$output" = "sandboxed"$'\n'"api rc=1 delivered=1" ]
     done
+}
+
+# sandboxed_tsync LIB HELPERS — target_seccomp_allowlist under LIB with a message callback set
+# before a TSYNC filter (proflink's threads run, then the filter covers them too), a profiler's
+# datagrams sent after the filter; sets status and output as `run` does.
+sandboxed_tsync() {
+    local fifo=$BATS_TEST_TMPDIR/in out=$BATS_TEST_TMPDIR/tsync.out pid sock
+    rm -f "$fifo"
+    mkfifo "$fifo"
+    env LD_PRELOAD="$1" ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=true \
+        "$2/target_seccomp_allowlist" tsync exit wait <"$fifo" >"$out" 2>&1 3>&- &
+    pid=$!
+    exec 9>"$fifo"
+    wait_for_line "$out" '^sandboxed$'
+    sock=$(compgen -G "$SOCKDIR/proflink-$pid-*.sock" | head -1)
+    [ -n "$sock" ]
+    # correlations and a registration, as the profiler sends them (refused ones are dropped)
+    "$ROOT/build/tests/send_datagrams" --drop "$pid" "$sock" corr-ids 0af7651916cd43dd8448eb211c80319c \
+        b7ad6b7169203331 20 >/dev/null || true
+    "$ROOT/build/tests/send_datagrams" --drop "$pid" "$sock" reg 1000 >/dev/null || true
+    echo go >&9
+    exec 9>&-
+    status=0
+    wait "$pid" || status=$?
+    output=$(cat "$out")
+}
+
+@test "a TSYNC seccomp filter covers proflink's threads: they end before it, the program lives (glibc and musl)" {
+    run "$HELPERS/target_seccomp_allowlist" tsync exit wait </dev/null
+    [ "$status" = 6 ]
+    [ "$output" = "sandboxed"$'\n'"alive" ]
+    sandboxed_tsync "$LIB" "$HELPERS"
+    echo "glibc: $status $output"
+    [ "$status" = 6 ]
+    [ "$output" = "sandboxed"$'\n'"alive" ]
+    local musl_lib=$ROOT/build/musl/elastic-jvmti-linux-proflink-musl-$ARCH.so
+    [ -e "$musl_lib" ] || skip "no musl build (musl-gcc missing): the glibc run passed"
+    sandboxed_tsync "$musl_lib" "$ROOT/build/tests/musl"
+    echo "musl: $status $output"
+    [ "$status" = 6 ]
+    [ "$output" = "sandboxed"$'\n'"alive" ]
 }
 
 # ---- the socket directory ---------------------------------------------------------------------

@@ -3,6 +3,9 @@
 # timed: delivery times are compared with the samples delay
 # The spec's "APM Agent output of correlation data": ended sampled transactions are held
 # samples-delay-ms, then handed back with every stack-trace id received for them.
+# modules: preload/deferral/deferral.c preload/deferral/accum.c preload/deferral/txqueue.c
+# modules: preload/api/message_api.c preload/messages/profiler_state.c preload/delivery/deliverer.c
+# modules: preload/leaves/clock.c
 load message_helpers
 
 setup() { setup_sockdir; }

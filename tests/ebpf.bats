@@ -6,6 +6,7 @@
 # relocation, follows the pointer and reads the 37-byte record on the sampled CPU. The OTel
 # thread record is read the same way through otel_thread_ctx_v1, as the profiler's reader does:
 # the 28-byte header first, then exactly attrs-data-size bytes.
+# modules: preload/context/thread_records.c hooks/pthread_create.c
 load helpers
 
 TP_TRACE=0af7651916cd43dd8448eb211c80319c

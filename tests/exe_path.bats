@@ -2,9 +2,11 @@
 # variants: glibc musl
 # The executable's path that PROFLINK_INCLUDE/EXCLUDE match and the default service name is made
 # of (preload/config/exe_path.c): taken from the name the program was executed by where that is
-# the same file, so a start need not read /proc/self/exe; it must always be what
-# /proc/PID/exe says, through links to directories and to files, "." and "..", for scripts
-# (their interpreter) and for what cannot be resolved (a loop, an unreadable program).
+# the same file and holds no link, else from the file /proc/self/maps shows at the entry point,
+# with no system call the dynamic loader does not make; it must always be what /proc/PID/exe
+# says, through links to directories and to files, "." and "..", for scripts (their
+# interpreter) and for what cannot be resolved (a loop, an unreadable program).
+# modules: preload/config/exe_path.c
 load helpers
 
 CHECK=$ROOT/build/tests/exe_path_check
@@ -27,20 +29,37 @@ setup() {
 }
 teardown() { rm -rf "$D"; }
 
-@test "exe path: names resolve as the kernel resolves them, ELF programs only" {
+@test "exe path: names resolve as the kernel resolves them, ELF programs only; through a link, the kernel names it" {
     libc_independent
     run "$CHECK" "$D/dirlink/bin/prog" "$D/abslink" "$D/real/rel" "$D/real/bin/../bin/./prog" \
         "$D/real//bin/prog" /bin/sh
     echo "$output"
     [ "$status" -eq 0 ]
-    local real
+    local real name
     real=$(readlink -f "$D/real/bin/prog")
-    [ "${lines[0]}" = "$D/dirlink/bin/prog -> $real" ]
-    [ "${lines[1]}" = "$D/abslink -> $real" ]
-    [ "${lines[2]}" = "$D/real/rel -> $real" ]
+    # a link's target takes readlink, a call the dynamic loader never makes: left to the kernel
+    [ "${lines[0]}" = "$D/dirlink/bin/prog -> proc" ]
+    [ "${lines[1]}" = "$D/abslink -> proc" ]
+    [ "${lines[2]}" = "$D/real/rel -> proc" ]
     [ "${lines[3]}" = "$D/real/bin/../bin/./prog -> $real" ]
     [ "${lines[4]}" = "$D/real//bin/prog -> $real" ]
-    [ "${lines[5]}" = "/bin/sh -> $(readlink -f /bin/sh)" ]
+    if [ -L /bin ] || [ -L /bin/sh ]; then
+        [ "${lines[5]}" = "/bin/sh -> proc" ]
+    else
+        [ "${lines[5]}" = "/bin/sh -> /bin/sh" ]
+    fi
+    # and what the kernel says (the file mapped at the entry point) is /proc/PID/exe's path
+    cp "$CHECK" "$D/real/bin/check"
+    ln -s "$D/real/bin/check" "$D/checklink"
+    ln -s ../real/bin/check "$D/real/relcheck"
+    real=$(readlink -f "$D/real/bin/check")
+    for name in "$D/dirlink/bin/check" "$D/checklink" "$D/real/relcheck" "$D/real/bin/../bin/check"; do
+        run "$name" --self
+        echo "$name: $output"
+        [ "$output" = "$real" ]
+    done
+    run bash -c 'cd "$1/real" && exec ./bin/check --self' - "$D" # a relative name
+    [ "$output" = "$real" ]
 }
 
 @test "exe path: what it cannot vouch for is left to /proc/self/exe" {
@@ -66,11 +85,11 @@ teardown() { rm -rf "$D"; }
     chmod 0755 "$D" "$D/real" "$D/real/bin"
     cp "$CHECK" "$D/check"
     chmod 0755 "$D/check"
-    run setpriv --reuid=65534 --regid=65534 --clear-groups "$D/check" "$D/unreadable" "$D/abslink"
+    run setpriv --reuid=65534 --regid=65534 --clear-groups "$D/check" "$D/unreadable" "$D/real/bin/prog"
     echo "$output"
     [ "$status" -eq 0 ]
     [ "${lines[0]}" = "$D/unreadable -> proc" ]
-    [ "${lines[1]}" = "$D/abslink -> $(readlink -f "$D/real/bin/prog")" ]
+    [ "${lines[1]}" = "$D/real/bin/prog -> $(readlink -f "$D/real/bin/prog")" ]
 }
 
 # selected_as NAME INCLUDE ARGS... — runs NAME under the library with PROFLINK_INCLUDE and info

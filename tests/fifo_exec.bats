@@ -5,6 +5,7 @@
 # and a shell's PATH search, whose first execve attempts fail, prints no false failed-exec warning.
 # TARGET_PID and SOCK are read by send() (message_helpers.bash)
 # shellcheck disable=SC2034
+# modules: preload/messages/fifo.c hooks/exec.c
 load message_helpers
 
 setup() {

@@ -20,7 +20,7 @@ define fuzz_target
 	    | $(FUZZ_CC) -x c -fsanitize=fuzzer - -o $(BUILD)/fuzz/probe 2>/dev/null; then \
 	  echo "$(1): libFuzzer ($(FUZZ_CC)), $(FUZZ_TIME) s"; \
 	  $(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined \
-	    -o $(BUILD)/fuzz/$(1) tests/fuzz/$(1).c && \
+	    -o $(BUILD)/fuzz/$(1) tests/fuzz/$(1).c $(FUZZ_LIBS_$(1)) && \
 	  { $(BUILD)/fuzz/$(1) -max_total_time=$(FUZZ_TIME) -max_len=$(3) \
 	    $(2) >$(BUILD)/fuzz/$(1).log 2>&1; rc=$$?; \
 	    grep -E '^(Done|==|SUMMARY|$(1))' $(BUILD)/fuzz/$(1).log; \
@@ -28,7 +28,7 @@ define fuzz_target
 	else \
 	  echo "$(1): libFuzzer unavailable with $(FUZZ_CC); standalone random driver"; \
 	  $(CC) $(FUZZ_CFLAGS) -DFUZZ_STANDALONE -fsanitize=address,undefined \
-	    -o $(BUILD)/fuzz/$(1) tests/fuzz/$(1).c && \
+	    -o $(BUILD)/fuzz/$(1) tests/fuzz/$(1).c $(FUZZ_LIBS_$(1)) && \
 	  $(BUILD)/fuzz/$(1) -runs=$$(( $(FUZZ_TIME) * $(4) )); \
 	fi
 endef
@@ -44,7 +44,8 @@ fuzz: $(FUZZ_DEPS) | $(BUILD)
 # (tests/fuzz/fuzz_http_resp.c), the same way, after the parser.
 FUZZ_HTTP_DEPS := tests/fuzz/fuzz_http_scan.c tests/fuzz/fuzz_http_resp.c tests/fuzz/http_scan_seed \
                   tests/fuzz/http_resp_seed \
-                  preload/http/http_scan.c \
+                  preload/http/http_scan.c preload/http/http_request_scan.c \
+                  preload/http/http_response_scan.c preload/http/http_scan_machine.h \
                   preload/http/http_scan.h preload/leaves/ids.c preload/leaves/ids.h
 fuzz: fuzz-http
 fuzz-http: $(FUZZ_HTTP_DEPS) | $(BUILD)
@@ -63,3 +64,28 @@ fuzz: fuzz-otel-payload
 fuzz-otel-payload: $(FUZZ_OTEL_DEPS) | $(BUILD)
 	@mkdir -p $(BUILD)/fuzz/otel_payload_corpus
 	$(call fuzz_target,fuzz_otel_payload,$(BUILD)/fuzz/otel_payload_corpus,4096,1000)
+
+# The HPACK decoder (tests/fuzz/fuzz_hpack.c) against libnghttp2's inflater, the same way, where
+# libnghttp2-dev is installed (scripts/deps.sh check installs it).
+FUZZ_HPACK_DEPS := tests/fuzz/standalone.h tests/fuzz/fuzz_hpack.c tests/helpers/hpack_compare.h \
+                   preload/http/hpack.c preload/http/hpack.h preload/http/hpack_huffman.h
+FUZZ_LIBS_fuzz_hpack := -lnghttp2
+fuzz: fuzz-hpack fuzz-h2-frames
+.PHONY: fuzz-hpack fuzz-h2-frames
+ifeq ($(shell pkg-config --exists libnghttp2 2>/dev/null && echo yes),yes)
+fuzz-hpack: $(FUZZ_HPACK_DEPS) | $(BUILD)
+	@mkdir -p $(BUILD)/fuzz/hpack_corpus
+	$(call fuzz_target,fuzz_hpack,$(BUILD)/fuzz/hpack_corpus,2048,2000)
+else
+fuzz-hpack:
+	@echo "fuzz_hpack: skipped, libnghttp2-dev is not installed"
+endif
+
+# The HTTP/2 frame reader (tests/fuzz/fuzz_h2_frames.c): the same events however the bytes are cut.
+FUZZ_H2_DEPS := tests/fuzz/standalone.h tests/fuzz/fuzz_h2_frames.c preload/http/h2_frames.c \
+                preload/http/h2_frames.h preload/http/hpack.c preload/http/hpack.h \
+                preload/http/hpack_huffman.h preload/leaves/ids.c preload/leaves/ids.h
+fuzz-h2-frames: $(FUZZ_H2_DEPS) | $(BUILD)
+	@mkdir -p $(BUILD)/fuzz/h2_frames_corpus
+	$(call fuzz_target,fuzz_h2_frames,$(BUILD)/fuzz/h2_frames_corpus,4096,2000)
+

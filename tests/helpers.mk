@@ -12,9 +12,9 @@ test-helpers: $(HELPER_BINS)
 
 # Helpers that run as the target of a preload test are built without sanitizers (see above);
 # the others (senders, readers, unit drivers) with them.
-# Plain helpers: the targets of preload tests, and the seccomp wrapper (the sanitizer runtime's
+# Plain helpers: the targets of preload tests, and the seccomp wrappers (the sanitizer runtime's
 # own system calls would meet the filter it installs).
-HELPERS_PLAIN := target_% api_% fail_syscall
+HELPERS_PLAIN := target_% api_% fail_syscall seccomp_exec
 
 # -MMD: a helper that #includes library sources is rebuilt when any of them changes
 $(BUILD)/tests/%: tests/helpers/%.c | $(BUILD)
@@ -35,3 +35,12 @@ $(BUILD)/tests/musl/%: tests/helpers/%.c | $(BUILD)
 
 # An exec target no preload can enter.
 HELPER_LIBS_target_static_true := -static
+
+# The HPACK decoder's reference, libnghttp2 (libnghttp2-dev, tests only): without it the
+# helper says so and exits 77, and its suite skips.
+ifeq ($(shell pkg-config --exists libnghttp2 2>/dev/null && echo yes),yes)
+HELPER_LIBS_unit_hpack := -lnghttp2
+else
+HELPER_LIBS_unit_hpack := -DPROFLINK_NO_NGHTTP2
+endif
+HELPER_LIBS_unit_h2 := $(HELPER_LIBS_unit_hpack)

@@ -4,6 +4,9 @@
 # Never harm the host: each test reproduces a way proflink once changed what a program saw (a
 # file's mode, a seccomp kill, a multi-threaded fork child, a hang, a flushed file, files left
 # behind), and runs it with and without the library: the results must be the same.
+# modules: hooks/children.c hooks/exec.c preload/start/fork_sequence.c preload/start/atfork.c
+# modules: hooks/seccomp.c preload/leaves/runtime_state.c preload/publish/socket.c
+# modules: preload/messages/fifo.c preload/messages/receiver.c
 load helpers
 
 setup() {
@@ -209,4 +212,74 @@ teardown_mount() {
     [ "$status" -eq 0 ]
     [ "$output" = "children=1000 gone=1000 files=2" ]
     [ -z "$(find "$SOCKDIR" -name 'proflink-*')" ]
+}
+
+# ---- a program that is not selected makes only the loader's system calls ---------------------
+
+# syscall_set FILE — the names of the system calls in an strace -f log, one per line, sorted
+syscall_set() {
+    sed -n 's/^[0-9]* *\([a-z_0-9]*\)(.*/\1/p' "$1" | sort -u
+}
+
+@test "a program not selected makes no system call an empty preloaded library does not cause" {
+    command -v strace >/dev/null || skip "strace is not installed"
+    local cc=gcc d=$BATS_TEST_TMPDIR name extra how
+    if [ "$LIBC" = musl ]; then cc=musl-gcc; fi
+    command -v "$cc" >/dev/null || skip "$cc is not installed (scripts/deps.sh check installs musl-tools)"
+    echo 'int proflink_test_empty;' | "$cc" -shared -fPIC -x c - -o "$d/libempty.so"
+    # a merged-/usr layout: the program reached through a link to its directory; and by a
+    # relative name
+    mkdir -p "$d/usr/bin"
+    cp "$HELPERS/target_threads" "$d/usr/bin/prog"
+    ln -s usr/bin "$d/bin"
+    strace -f -qq -o "$d/empty.log" env LD_PRELOAD="$d/libempty.so" "$d/bin/prog" 1 0
+    syscall_set "$d/empty.log" >"$d/empty.set"
+    echo "the loader's, and the program's own: $(tr '\n' ' ' <"$d/empty.set")"
+    for how in "PROFLINK_INCLUDE=/nothing" "PROFLINK_EXCLUDE=*/prog" \
+        "ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED=false"; do
+        for name in "$d/bin/prog" ./bin/prog; do
+            (cd "$d" && strace -f -qq -o "$d/with.log" env "$how" LD_PRELOAD="$LIB" "$name" 1 0)
+            syscall_set "$d/with.log" >"$d/with.set"
+            extra=$(comm -13 "$d/empty.set" "$d/with.set" | tr '\n' ' ')
+            echo "$how $name: $extra"
+            [ -z "$extra" ]
+        done
+    done
+}
+
+@test "a selected program under a kill-by-default allowlist of its own calls and docs/system-wide.md's line survives every phase" {
+    command -v strace >/dev/null || skip "strace is not installed"
+    local d=$BATS_TEST_TMPDIR line names nrs n nr
+    # the documented line (docs/system-wide.md, "Under a system-call allowlist")
+    line=$(sed -n 's/^SystemCallFilter=//p' "$ROOT/docs/system-wide.md")
+    [ -n "$line" ]
+    # the numbers of this machine's calls, from the C library's headers
+    printf '#include <sys/syscall.h>\n' | gcc -E -dM - |
+        sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9][0-9]*\)$/\1 \2/p' >"$d/numbers"
+    # the program's own calls, without the library: its start, a thread, a fork, an exec
+    strace -f -qq -o "$d/own.log" "$HELPERS/target_phases"
+    names="$(syscall_set "$d/own.log" | tr '\n' ' ') $line"
+    nrs=
+    for n in $names; do
+        nr=$(awk -v n="$n" '$1 == n { print $2 }' "$d/numbers")
+        [ -n "$nr" ] || continue # a name this architecture does not have
+        nrs=$nrs${nrs:+,}$nr
+    done
+    # also with PROFLINK_FIFO: proflink's threads start at the first thread, and write the pipe
+    for fifo in "" "$d/records.fifo"; do
+        run env ${fifo:+PROFLINK_FIFO="$fifo"} SECCOMP_EXEC_PRELOAD="$LIB" \
+            "$ROOT/build/tests/seccomp_exec" "$nrs" "$HELPERS/target_phases"
+        echo "PROFLINK_FIFO=$fifo: status $status: $output"
+        [ "$status" -eq 0 ]
+        [ "$output" = "phases done" ]
+    done
+    # the filter is not too wide to tell: without the line, the same run is killed (SIGSYS)
+    nrs=
+    for n in $(syscall_set "$d/own.log"); do
+        nr=$(awk -v n="$n" '$1 == n { print $2 }' "$d/numbers")
+        nrs=$nrs${nrs:+,}$nr
+    done
+    run env SECCOMP_EXEC_PRELOAD="$LIB" "$ROOT/build/tests/seccomp_exec" "$nrs" "$HELPERS/target_phases"
+    echo "without the line: status $status"
+    [ "$status" -eq 159 ]
 }

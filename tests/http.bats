@@ -3,6 +3,9 @@
 # HTTP reading (PROFLINK_HTTP=1): unmodified servers under the library; requests carry distinct
 # traceparent headers and do CPU work in the serving thread; proflink-inspect reads every
 # thread's records from outside during that work and after it.
+# modules: hooks/http_io.c preload/http/http_conn.c preload/http/http_scan.c
+# modules: preload/http/http_thread.c hooks/fd_reuse.c
+# modules: preload/http/http_request_scan.c preload/http/http_response_scan.c
 load helpers
 
 TRACE_A=4bf92f3577b34da6a3ce929d0e0e4736

@@ -3,6 +3,8 @@
 # The HTTP matrix, small (tests/http_matrix.py: unmodified servers of many shapes, every request
 # with its own traceparent, ground truth from the servers' own logs, samples read from outside).
 # A sample during a request's work may show that request's trace or none, never another one.
+# modules: hooks/http_io.c preload/http/http_scan.c preload/http/http_thread.c
+# modules: preload/http/http_conn.c
 load helpers
 
 # the shapes that were right before responses were followed must stay right; the asyncio

@@ -73,10 +73,21 @@ SHAPES = {
 # shapes whose server and client speak TLS
 TLS_SHAPES = {"py_threading_tls", "py_asyncio_protocol_tls", "py_asyncio_streams_tls",
               "py_asyncio_pipelined_tls", "nginx_gzip_tls", "nginx_gzip_ktls"}
+# proflink-otel's services (tests/python/matrix_apps.py, run by this interpreter: the virtualenv
+# build/pyenv): the integration alone publishes (PROFLINK_HTTP=0)
+PYAPPS = os.path.join(ROOT, "tests", "python", "matrix_apps.py")
+INTEGRATION = {"PROFLINK_HTTP": "0", "OTEL_PYTHON_CONTEXT": "proflink"}
+for _name in ("fastapi_async_asyncio", "fastapi_async_uvloop", "fastapi_def_asyncio",
+              "fastapi_def_uvloop", "aiohttp", "gevent", "gunicorn_uvicorn", "django_wsgi",
+              "django_asgi"):
+    SHAPES["otel_" + _name] = ([PY, PYAPPS, _name], "keepalive", 5, INTEGRATION)
 # what a shape needs, by prefix: a program on PATH, or a Python module (run with python3 -m); not
 # "either": tests/node is a directory, so a module lookup finds "node" where Node.js is absent
 NEEDS_PROGRAM = {"node_": "node", "jdk_": "java", "nginx_": "nginx"}
-NEEDS_MODULE = {"gunicorn_": "gunicorn", "uvicorn": "uvicorn", "aiohttp": "aiohttp"}
+NEEDS_MODULE = {"gunicorn_": "gunicorn", "uvicorn": "uvicorn", "aiohttp": "aiohttp",
+                "otel_": "proflink_otel", "otel_fastapi": "fastapi", "otel_fastapi_async_uvloop": "uvloop",
+                "otel_fastapi_def_uvloop": "uvloop", "otel_gevent": "gevent",
+                "otel_gunicorn": "gunicorn", "otel_django": "django"}
 LOADS = (1, 4, 16)
 
 
@@ -203,6 +214,28 @@ def certificate(tmp):
     return cert, key
 
 
+def warm_up(port, tls=False):
+    """Waits until the server answers (a server that imports its framework after listening:
+    its requests would otherwise wait out part of the run), with a request without a trace."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            s = socket.create_connection(("127.0.0.1", port))
+            if tls:
+                ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+                ctx.check_hostname = False
+                ctx.verify_mode = ssl.CERT_NONE
+                s = ctx.wrap_socket(s)
+            s.sendall(b"GET /work?ms=1 HTTP/1.1\r\nHost: m\r\nConnection: close\r\n\r\n")
+            read_response(s, b"")
+            s.close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise SystemExit("port %d: no answer" % port)
+            time.sleep(0.1)
+
+
 def tls_offset(pid, lib_env):
     inspect = os.path.join(ROOT, "build", "proflink-inspect")
     for _ in range(100):
@@ -219,7 +252,7 @@ def tls_offset(pid, lib_env):
 
 
 def run_one(shape, inflight, seconds, lib, tmp):
-    cmd, mode, ms = SHAPES[shape]
+    cmd, mode, ms = SHAPES[shape][:3]
     log = os.path.join(tmp, "%s_%d.log" % (shape, inflight))
     samples = os.path.join(tmp, "%s_%d.samples" % (shape, inflight))
     env = dict(os.environ, LD_PRELOAD=lib, PROFLINK_HTTP="1",
@@ -227,6 +260,7 @@ def run_one(shape, inflight, seconds, lib, tmp):
     tls = shape in TLS_SHAPES
     if tls:
         env["HTTP_MATRIX_CERT"], env["HTTP_MATRIX_KEY"] = certificate(tmp)
+    env.update(SHAPES[shape][3] if len(SHAPES[shape]) > 3 else {})
     srv = subprocess.Popen(cmd + [log], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True)
     try:
@@ -234,6 +268,8 @@ def run_one(shape, inflight, seconds, lib, tmp):
         if not line.startswith("port "):
             raise SystemExit("%s: no port: %s %s" % (shape, line, srv.stderr.read()))
         port = int(line.split()[1])
+        if len(SHAPES[shape]) > 3:
+            warm_up(port, tls)
         off = tls_offset(srv.pid, env)
         sampler = subprocess.Popen([os.path.join(HELPERS, "http_sampler"), "1000", str(off),
                                     samples, str(srv.pid)])
@@ -348,8 +384,10 @@ def main():
     absent = [(p, n) for p, n in NEEDS_PROGRAM.items() if shutil.which(n) is None]
     absent += [(p, n) for p, n in NEEDS_MODULE.items() if importlib.util.find_spec(n) is None]
     for prefix, name in absent:
-        runs = [r for r in runs if not r[0].startswith(prefix)]
-        print("%s is not installed: %s* shapes left out" % (name, prefix), flush=True)
+        kept = [r for r in runs if not r[0].startswith(prefix)]
+        if len(kept) < len(runs):  # only shapes that were asked for
+            print("%s is not installed: %s* shapes left out" % (name, prefix), flush=True)
+        runs = kept
     if any(r[0].endswith("_ktls") for r in runs) and not ktls_available():
         runs = [r for r in runs if not r[0].endswith("_ktls")]
         print("the kernel has no tls module (tcp_available_ulp): *_ktls shapes left out",

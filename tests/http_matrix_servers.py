@@ -171,7 +171,12 @@ def serve_handoff():
         while True:
             conn, head = jobs.get()
             work(ms_of(head), trace_of(head))
-            conn.sendall(response())
+            # /big is a large answer; a HEAD request gets the answer's head only (RFC 9110)
+            answer = response(b"x" * 1000000 if head.split(b" ", 2)[1].startswith(b"/big")
+                              else b"ok")
+            if head.startswith(b"HEAD "):
+                answer = answer.partition(b"\r\n\r\n")[0] + b"\r\n\r\n"
+            conn.sendall(answer)
 
     for _ in range(4):
         threading.Thread(target=worker, daemon=True).start()

@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
 # serial: servers burn CPU while every thread's record is sampled at 1 kHz from outside
+# modules: hooks/ssl_io.c preload/http/http_conn.c preload/http/http_thread.c hooks/http_io.c
 # HTTPS through OpenSSL (PROFLINK_HTTP=1, hooks/ssl_io.c): unmodified servers that terminate TLS
 # themselves (nginx, Python's ssl with threads and with asyncio) show each request's trace as
 # their plaintext twins do; what the program reads and writes on the socket (ciphertext) is never

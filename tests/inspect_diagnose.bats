@@ -180,7 +180,8 @@ fails() {
     run "$INSPECT" "$PID"
     [ "$status" = 0 ]
     grep -q "^WARN  qlen     net.unix.max_dgram_qlen is 37 in the target's network namespace" <<<"$output"
-    grep -A1 '^WARN  qlen' <<<"$output" | grep -q "fix: raise it in that namespace, e.g. nsenter -t $PID -n sysctl -w net.unix.max_dgram_qlen=1000"
+    # the value advised is the one the Debian package installs
+    grep -A1 '^WARN  qlen' <<<"$output" | grep -q "fix: raise it in that namespace, e.g. nsenter -t $PID -n sysctl -w net.unix.max_dgram_qlen=$(sed -n 's/^net\.unix\.max_dgram_qlen = //p' "$ROOT/packaging/deb/sysctl.conf"), "
     "$INSPECT" --json "$PID" >"$BATS_TEST_TMPDIR/inspect.json" || true
     [ "$(jget "j['dgram_qlen']")" = 37 ]
     # raised in the namespace: an INFO line, no fix

@@ -2,6 +2,7 @@
 # make install / make uninstall: the layout, the library names the profiler matches, the
 # pkg-config file (dynamic and static linking with it), the installed proflink-run finding the
 # installed libraries, and an uninstall that leaves nothing behind.
+# modules: preload/leaves/version.c
 load helpers
 load ns_etc
 bats_require_minimum_version 1.5.0

@@ -3,6 +3,11 @@
 # The profiler's datagrams (docs/formats.md) as a program under proflink receives them: parsing,
 # the callback, counting what is discarded, the reader thread itself. Datagrams are sent the
 # way the eBPF profiler sends them (tests/helpers/send_datagrams.c).
+# modules: preload/api/stats_api.c preload/messages/messages.c preload/messages/receiver.c preload/messages/pending.c
+# modules: preload/delivery/deliverer.c preload/messages/profiler_state.c preload/api/message_api.c
+# modules: preload/leaves/stats.c preload/leaves/base64url.c preload/messages/json_lines.c
+# modules: preload/leaves/json.c preload/deferral/accum.c preload/deferral/txqueue.c
+# modules: preload/leaves/wakeup.c preload/leaves/pthread_real.c preload/leaves/utf8.c
 load message_helpers
 
 setup() { setup_sockdir; }

@@ -4,6 +4,9 @@
 # outside by tests/otel_ctx_reader.py, an independent reader with its own protobuf decoder, and
 # cross-checked with protoc. "module:" tests drive the publisher directly (otel_ctx_driver, built
 # here for the variant's libc); "library:" tests preload the real library.
+# modules: preload/publish/otel_process_ctx.c preload/publish/otel_payload.c
+# modules: preload/publish/protobuf_writer.c preload/config/resource_attrs.c
+# modules: preload/leaves/random.c preload/leaves/utf8.c
 
 load helpers
 

@@ -161,3 +161,53 @@ ns() { ns_etc "$@"; }
     refute grep -q elastic-jvmti-linux-proflink <<<"${lines[-2]}"
     [[ "$output" == *no-state-left* ]]
 }
+
+@test "proflink-system disable and release: another library on proflink's line stays (blank, tab or ':' between them)" {
+    other=$(readlink -f "$(gcc -print-file-name=libm.so.6)")
+    [ -f "$other" ]
+    export OTHER=$other
+    # ld.so reads blanks, tabs, ':' and newlines alike: an installer may have put both on a line
+    run ns sh -ec '
+        for line in "$OTHER $LIB" "$LIB:$OTHER" "$OTHER	$LIB" "  $LIB	$OTHER" "$OTHER:$LIB:$OTHER"; do
+            printf "# kept\n%s\n" "$line" >/etc/ld.so.preload
+            "$SYS" disable >/dev/null
+            echo "after [$line]: [$(tr "\n" "|" </etc/ld.so.preload)] loads-other: $(if grep -q "$OTHER" /proc/self/maps; then echo yes; else echo no; fi)"
+        done
+        printf "%s:%s\n" "$OTHER" "$LIB" >/etc/ld.so.preload
+        "$SYS" release "$LIB" >/dev/null
+        echo "release: [$(tr "\n" "|" </etc/ld.so.preload)]"'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "after [$other $LIB]: [# kept|$other|] loads-other: yes" ]
+    [ "${lines[1]}" = "after [$LIB:$other]: [# kept|$other|] loads-other: yes" ]
+    [ "${lines[2]}" = "after [$other	$LIB]: [# kept|$other|] loads-other: yes" ]
+    [ "${lines[3]}" = "after [  $LIB	$other]: [# kept|  $other|] loads-other: yes" ]
+    [ "${lines[4]}" = "after [$other:$LIB:$other]: [# kept|$other:$other|] loads-other: yes" ]
+    [ "${lines[5]}" = "release: [$other|]" ]
+}
+
+@test "proflink-system dgram-queue: the package's datagram queue now and at boot; enable and status say when it is shorter" {
+    unshare -n true 2>/dev/null || skip "no new network namespace here"
+    local want
+    want=$(sed -n 's/^net\.unix\.max_dgram_qlen = //p' "$ROOT/packaging/deb/sysctl.conf")
+    [ "$want" -gt 10 ]
+    # a network namespace of its own: the setting is per namespace, the host's stays as it is
+    run ns unshare -n sh -ec '
+        "$SYS" enable --all "$LIB"
+        "$SYS" dgram-queue
+        echo "now: $(cat /proc/sys/net/unix/max_dgram_qlen)"
+        sed -n "s/^net.unix.max_dgram_qlen = /boot: /p" /etc/sysctl.d/60-proflink.conf
+        echo "status: $("$SYS" status)"
+        echo 4096 >/proc/sys/net/unix/max_dgram_qlen
+        "$SYS" dgram-queue >/dev/null
+        echo "longer kept: $(cat /proc/sys/net/unix/max_dgram_qlen)"
+        "$SYS" disable >/dev/null'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    grep -q "^proflink-system: net.unix.max_dgram_qlen is 10 here: .* raise it now and at boot: proflink-system dgram-queue$" <<<"$output"
+    grep -qx "now: $want" <<<"$output"
+    grep -qx "boot: $want" <<<"$output"
+    # said once: after enable, not by status once it was raised
+    [ "$(grep -c 'here: the profiler drops' <<<"$output")" = 1 ]
+    grep -qx "longer kept: 4096" <<<"$output"
+}

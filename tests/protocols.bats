@@ -10,8 +10,13 @@
 # built (a compiler that merged or reordered the stores is caught as well), injecting a nested
 # write (a signal handler's scope) at each point of the writes in the "nested" runs, and a plain
 # set or clear of the handler's own at each point of a set and of a clear in the "plain" runs
-# (the interrupted call must end last). And a thread's records are unpublished before their
-# memory is freed at thread exit.
+# (the interrupted call must end last). The process context is also read the way its readers
+# do (tests/helpers/api_stepped_ctx_readers.c): OTEP 4719 readers started at every instruction
+# of the writer, their reads spread over the next ones, must accept only payloads that were
+# published. And a thread's records are unpublished before their memory is freed at thread exit.
+# modules: preload/context/thread_records.c preload/context/otel_attrs.c preload/api/context_api.c
+# modules: preload/api/attr_api.c preload/publish/otel_process_ctx.c preload/api/resource_api.c
+# modules: preload/start/tracer_resource.c
 load helpers
 
 STEPS=60000 # a run of the loop takes 10000 to 12000 instructions; each run about 3 s
@@ -103,6 +108,22 @@ field() { sed -n "s/.* $1 \([0-9]*\).*/\1/p" <<<"${lines[0]}"; }
     # several publications stepped through, each with its timestamp-0 window seen
     [ "$(field publications)" -ge 2 ]
     [ "$(field writing)" -ge 2 ]
+}
+
+@test "OTel process context: readers started at each instruction of updates accept only published payloads" {
+    # the OTEP 4719 reader (timestamp, header, payload, timestamp again), its reads spread over
+    # the writer's instructions in several shapes; an independent decoder checks each copy.
+    # An update takes 20000 to 35000 instructions (musl the longer): 100000 step through two.
+    run env LD_PRELOAD="$LIB" PROFLINK_OTEL_CONTEXT=1 "$HELPERS/api_stepped_ctx_readers" 100000
+    echo "$output"
+    if [ "$status" -eq 77 ]; then skip "$output"; fi
+    [ "$status" -eq 0 ]
+    [ "${lines[1]}" = ok ]
+    # updates were stepped through: readers found "being written", others saw the timestamp
+    # change under their copy, and at least two publications were accepted
+    [ "$(field writing)" -gt 0 ]
+    [ "$(field changed)" -gt 0 ]
+    [ "$(field publications)" -ge 2 ]
 }
 
 @test "a thread's records are unpublished before their block is freed at thread exit" {

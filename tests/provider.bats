@@ -7,6 +7,8 @@
 # other library's socket, and say so once; proflink-inspect names the other library.
 # TARGET_PID and SOCK are read by send() (message_helpers.bash)
 # shellcheck disable=SC2034
+# modules: preload/messages/provider_relay.c preload/start/provider.c
+# modules: preload/start/otel_ctx_watch.c
 load message_helpers
 bats_require_minimum_version 1.5.0
 
@@ -136,4 +138,51 @@ host() { # COMMAND REPLY-PATTERN
     grep -q "^proflink: the program exports otel_thread_ctx_v1" "$d/err"
     # the apmint side is still proflink's
     grep -q 'proflink: active: ' "$d/err"
+}
+
+# intake_ticks PID — user+system CPU ticks of PID's proflink-intake thread
+intake_ticks() {
+    local t
+    for t in /proc/"$1"/task/*; do
+        [ "$(cat "$t/comm" 2>/dev/null)" = proflink-intake ] || continue
+        awk '{ print $14 + $15 }' "$t/stat"
+        return 0
+    done
+    echo "no proflink-intake thread in $1" >&2
+    return 1
+}
+
+@test "a provider naming proflink's own socket spelt another way: nothing is relayed to it, no datagram loop" {
+    # a host of its own whose socket directory is given with a trailing '/'
+    local pid canon a b quiet=0
+    mkfifo "$BATS_TEST_TMPDIR/in2"
+    PROFLINK_LOG=info ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR="$SOCKDIR/" \
+        LD_PRELOAD=$LIB "$BATS_FILE_TMPDIR/provider_host" <"$BATS_TEST_TMPDIR/in2" \
+        >"$BATS_TEST_TMPDIR/out2" 2>"$BATS_TEST_TMPDIR/err2" 3>&- 8>&- &
+    pid=$!
+    exec 7>"$BATS_TEST_TMPDIR/in2"
+    wait_for_line "$BATS_TEST_TMPDIR/out2" '^ready pid='
+    canon=$(socket_of "$pid") # the same file, spelt canonically
+    echo "alias $OTHER $canon" >&7
+    wait_for_line "$BATS_TEST_TMPDIR/out2" '^aliased'
+    echo thread >&7 # proflink notices the block there, and starts its intake to relay
+    wait_for_line "$BATS_TEST_TMPDIR/out2" '^thread'
+    wait_for_line "$BATS_TEST_TMPDIR/err2" 'published its own apmint process storage'
+    cat "$BATS_TEST_TMPDIR/err2"
+    intake_ticks "$pid"
+    for _ in 1 2 3 4 5; do
+        TARGET_PID=$pid SOCK=$canon send corr "$TRACE" "$TXN" "$ID_A" 1
+    done
+    # a loop keeps the intake on a core for good: wait (10 s at most) until its CPU time stays
+    # the same over half a second
+    for _ in $(seq 20); do
+        a=$(intake_ticks "$pid")
+        sleep 0.5
+        b=$(intake_ticks "$pid")
+        echo "intake ticks $a -> $b"
+        if [ "$a" = "$b" ]; then quiet=1; break; fi
+    done
+    exec 7>&-
+    wait "$pid"
+    [ "$quiet" = 1 ]
 }

@@ -5,6 +5,8 @@
 # Pull delivery of ended transactions (proflink_end_transaction with fn NULL,
 # proflink_take_transactions, proflink_transactions_fd) and proflink_flush_transactions, driven
 # through tests/helpers/api_message_target.c with datagrams sent the profiler's way.
+# modules: preload/deferral/pull_queue.c preload/api/message_api.c preload/messages/receiver.c
+# modules: preload/messages/pending.c
 load message_helpers
 
 setup() { setup_sockdir; }

@@ -5,6 +5,8 @@
 # the library it publishes its parent's socket (the inspector must not call that a pass); at its
 # first use it gets its own socket and OTel process context, as a fork child does, and leaves
 # its parent's alone. A child in its parent's memory (vfork-like) is never "set up" there.
+# modules: preload/start/fork_sequence.c preload/api/resource_api.c preload/start/runtime.c
+# modules: hooks/pthread_create.c
 load helpers
 
 setup() {

@@ -5,6 +5,9 @@
 # context (read by the independent reader tests/otel_ctx_reader.py, as a profiler would) and,
 # when the service name or environment changes, in the Elastic process storage (read with
 # proflink-inspect; the replaced block is read through /proc/PID/mem to show it was not freed).
+# modules: preload/api/resource_api.c preload/start/tracer_resource.c
+# modules: preload/publish/otel_payload.c preload/config/resource_attrs.c
+# modules: preload/publish/process_storage.c
 load message_helpers
 
 READER=$ROOT/tests/otel_ctx_reader.py

@@ -2,6 +2,8 @@
 # variants: glibc musl
 # Never breaks the host: whatever the environment or the machine does to proflink, the program
 # prints the same, exits the same, and proflink says at most one line about it.
+# modules: preload/config/config.c preload/leaves/log.c preload/publish/socket.c
+# modules: hooks/pthread_create.c preload/context/thread_records.c preload/start/start.c
 load helpers
 
 setup() { setup_sockdir; }

@@ -4,6 +4,7 @@
 # proflink_init() first thing in main. Only the OpenTelemetry process context (and the API)
 # can serve them: the apmint reader looks for a mapped elastic-jvmti-linux-*.so file and finds
 # none. The programs come from tests/static/*.c, built by tests/static.mk.
+# modules: hooks/pthread_wrap.c preload/start/start.c
 load helpers
 bats_require_minimum_version 1.5.0
 

@@ -3,6 +3,7 @@
 # The stale-socket sweep (preload/publish/socket_cleanup.c) seen from outside: which files a starting
 # process removes from its socket directory, in a directory shared with another pid namespace
 # and in a crowded one.
+# modules: preload/publish/socket_cleanup.c
 load helpers
 
 setup() {

@@ -5,6 +5,7 @@
 # whose /etc is an overlay (or a copy): the host's /etc is never touched. Whether a program
 # activated is read from outside with proflink-inspect, as the profiler would.
 # shellcheck shell=bash
+# modules: preload/config/config_file.c preload/config/config.c
 load helpers
 bats_require_minimum_version 1.5.0
 
@@ -117,4 +118,66 @@ wait_decided() {
     wait_attachable "$PID"
     PROFLINK_EXCLUDE=/nothing start 644 0 "$conf" env sleep 30
     wait_attachable "$PID"
+}
+
+@test "system config: a line that is not accepted never reaches a program's stderr; status and inspect report it" {
+    local conf=$'PROFLINK_HTTP=1\nnot a setting\nPROFLINK_INHERIT=0' prog
+    # the host's programs, each with the library listed system-wide and no PROFLINK_LOG of its own
+    for prog in true "ls /" "date"; do
+        # shellcheck disable=SC2086 # PROG ARGS
+        run --separate-stderr env -u PROFLINK_LOG unshare -m --propagation private \
+            "$BATS_FILE_TMPDIR/ns_conf.sh" "$LIB" 644 0 "$conf" $prog
+        echo "$prog: status $status, stderr: $stderr"
+        [ "$status" -eq 0 ]
+        [ -z "$stderr" ]
+    done
+    run unshare -m --propagation private "$BATS_FILE_TMPDIR/ns_conf.sh" "$LIB" 644 0 "$conf" \
+        "$ROOT/scripts/proflink-system" status
+    echo "$output"
+    grep -qxF 'ignored: /etc/proflink/proflink.conf:1: PROFLINK_HTTP cannot be set there' <<<"$output"
+    grep -qxF 'ignored: /etc/proflink/proflink.conf:2: not KEY=VALUE' <<<"$output"
+    [ "$(grep -c '^ignored:' <<<"$output")" -eq 2 ]
+    unset PROFLINK_LOG
+    start 644 0 "$conf" s sleep 30
+    wait_attachable "$PID"
+    run "$INSPECT" --no-threads "$PID"
+    echo "$output"
+    grep -qF 'WARN  config   /etc/proflink/proflink.conf:1: PROFLINK_HTTP cannot be set there; ignored' <<<"$output"
+    grep -qF 'WARN  config   /etc/proflink/proflink.conf:2: not KEY=VALUE; ignored' <<<"$output"
+    [ "$(grep -c '^WARN  config' <<<"$output")" -eq 2 ]
+    run "$INSPECT" --json --no-threads "$PID"
+    python3 -c 'import json,sys; d=json.load(sys.stdin); d=d[0] if isinstance(d,list) else d; assert len(d["config_ignored"])==2, d["config_ignored"]' <<<"$output"
+    [ ! -s "$BATS_TEST_TMPDIR/s.err" ]
+}
+
+@test "system config: the library, proflink-system and the tools accept the same keys" {
+    local lib tools sys
+    lib=$(sed -n '/^static const char \*const allowed\[\]/,/^};/s/^ *"\([A-Z_]*\)",$/\1/p' \
+        "$ROOT/preload/config/config_file.c" | sort)
+    tools=$(sed -n '/^static const char \*const conf_keys\[\]/,/^};/s/^ *"\{0,1\}\([A-Z_]*\)"\{0,1\},$/\1/p' \
+        "$ROOT/tools/common/target_selection.c" | sed 's/^ENABLED_KEY$/ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED/' | sort)
+    sys=$(sed -n 's/^ *n = split("\([A-Z_ ]*\)".*/\1/p' "$ROOT/scripts/proflink-system" | tr ' ' '\n' | sort)
+    echo "library: $lib"
+    [ "$(wc -l <<<"$lib")" -ge 8 ]
+    [ "$lib" = "$tools" ]
+    [ "$lib" = "$sys" ]
+}
+
+@test "system config: a program its PROFLINK_INCLUDE leaves out makes no system call an empty listed library does not cause" {
+    command -v strace >/dev/null || skip "strace is not installed"
+    local d=$BATS_TEST_TMPDIR extra
+    echo 'int proflink_test_empty;' | gcc -shared -fPIC -x c - -o "$d/libempty.so"
+    mkdir -p "$d/usr/bin"
+    cp "$HELPERS/target_threads" "$d/usr/bin/prog"
+    ln -s usr/bin "$d/bin" # reached through a link, as on merged /usr
+    unset PROFLINK_LOG
+    unshare -m --propagation private "$BATS_FILE_TMPDIR/ns_conf.sh" "$d/libempty.so" 644 0 \
+        "PROFLINK_INCLUDE=/nothing" strace -f -qq -o "$d/empty.log" "$d/bin/prog" 1 0
+    unshare -m --propagation private "$BATS_FILE_TMPDIR/ns_conf.sh" "$LIB" 644 0 \
+        "PROFLINK_INCLUDE=/nothing" strace -f -qq -o "$d/with.log" "$d/bin/prog" 1 0
+    grep -q 'proflink.conf' "$d/with.log" # the library read the file
+    extra=$(comm -13 <(sed -n 's/^[0-9]* *\([a-z_0-9]*\)(.*/\1/p' "$d/empty.log" | sort -u) \
+        <(sed -n 's/^[0-9]* *\([a-z_0-9]*\)(.*/\1/p' "$d/with.log" | sort -u) | tr '\n' ' ')
+    echo "extra: $extra"
+    [ -z "$extra" ]
 }

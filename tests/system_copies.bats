@@ -3,6 +3,7 @@
 # LD_PRELOAD or proflink-run, two installs): the first one loaded serves the process, the other
 # stays inactive with one warning, proflink-inspect follows the serving copy as the profiler does
 # and names the fix, and proflink-run uses a host-wide copy rather than adding its own.
+# modules: preload/start/copies.c preload/leaves/version.c
 load helpers
 load ns_etc
 bats_require_minimum_version 1.5.0

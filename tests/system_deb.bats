@@ -49,9 +49,11 @@ teardown() {
     if [ -n "${R:-}" ] && ! grep -qF " $R/" /proc/self/mountinfo; then rm -rf "$R"; fi
 }
 
-# in_root SCRIPT: runs the sh SCRIPT inside the chroot, as a fresh system would (clean environment)
+# in_root SCRIPT: runs the sh SCRIPT inside the chroot, as a fresh system would (clean environment),
+# in a network namespace of its own: the package sets net.unix.max_dgram_qlen, a setting of the
+# network namespace, and the host's must not change
 in_root() {
-    unshare -m -p -f --mount-proc="$R/proc" chroot "$R" \
+    unshare -m -p -n -f --mount-proc="$R/proc" chroot "$R" \
         /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
         sh -c "$1"
 }
@@ -173,7 +175,38 @@ echo "loader: $(ls / 2>&1 >/dev/null)"'
     snapshot | diff "$BATS_TEST_TMPDIR/before" -
 }
 
-@test "package contents: arch-specific, libc6 only, both libraries and the tools, no postinst" {
+@test "package: installing raises net.unix.max_dgram_qlen (a drop-in in /usr/lib/sysctl.d, applied at once); dpkg -r puts the kernel's value back, --purge leaves no file" {
+    local want
+    want=$(sed -n 's/^net\.unix\.max_dgram_qlen = //p' "$ROOT/packaging/deb/sysctl.conf")
+    [ "$want" -gt 10 ]
+    cp "$DEB" "$R/tmp/proflink.deb"
+    snapshot >"$BATS_TEST_TMPDIR/before"
+    run in_root '
+q=/proc/sys/net/unix/max_dgram_qlen
+echo "before: $(cat $q)"
+dpkg -i /tmp/proflink.deb >/dev/null 2>&1 && echo installed
+echo "installed: $(cat $q)"
+sed -n "s/^net.unix.max_dgram_qlen = /drop-in: /p" /usr/lib/sysctl.d/60-proflink.conf
+dpkg -r proflink >/dev/null 2>&1; echo "removed: $(cat $q)"
+[ -e /usr/lib/sysctl.d/60-proflink.conf ] || echo drop-in-gone
+echo 1000 >$q
+dpkg -i /tmp/proflink.deb >/dev/null 2>&1 && echo "a longer queue is kept: $(cat $q)"
+dpkg --purge proflink >/dev/null 2>&1; echo "purged: $(cat $q)"'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    grep -qx "before: 10" <<<"$output"
+    grep -qx installed <<<"$output"
+    grep -qx "installed: $want" <<<"$output"
+    grep -qx "drop-in: $want" <<<"$output"
+    grep -qx "removed: 10" <<<"$output"
+    grep -qx drop-in-gone <<<"$output"
+    grep -qx "a longer queue is kept: 1000" <<<"$output"
+    grep -qx "purged: 1000" <<<"$output"
+    rm -f "$R/tmp/proflink.deb"
+    snapshot | diff "$BATS_TEST_TMPDIR/before" -
+}
+
+@test "package contents: arch-specific, libc6 only, both libraries, the tools and the sysctl drop-in; postinst touches no preload" {
     run dpkg-deb -f "$DEB" Package Architecture Depends
     [ "${lines[0]}" = "Package: proflink" ]
     [ "${lines[1]}" = "Architecture: $(dpkg --print-architecture)" ]
@@ -182,12 +215,16 @@ echo "loader: $(ls / 2>&1 >/dev/null)"'
     for f in usr/bin/proflink-run usr/bin/proflink-system usr/bin/proflink-inspect usr/bin/proflink-fifo-cat \
         "usr/lib/$ARCH-linux-gnu/elastic-jvmti-linux-proflink-$ARCH.so" \
         "usr/lib/$ARCH-linux-gnu/proflink/musl/elastic-jvmti-linux-proflink-musl-$ARCH.so" \
-        usr/include/proflink.h "usr/lib/$ARCH-linux-gnu/pkgconfig/proflink.pc"; do
+        usr/include/proflink.h "usr/lib/$ARCH-linux-gnu/pkgconfig/proflink.pc" \
+        usr/lib/sysctl.d/60-proflink.conf; do
         grep -q " \./$f\( \|$\)" <<<"$output" || { echo "missing $f"; false; }
     done
     refute grep -q proflink-agent <<<"$output"
     dpkg-deb -e "$DEB" "$BATS_TEST_TMPDIR/control"
-    # nothing the package runs ever adds the library to /etc/ld.so.preload
-    [ ! -e "$BATS_TEST_TMPDIR/control/postinst" ]
-    refute grep -q 'enable' "$BATS_TEST_TMPDIR/control/prerm" "$BATS_TEST_TMPDIR/control/postrm"
+    # nothing the package runs ever adds the library to /etc/ld.so.preload (postinst only sets
+    # the datagram queue)
+    grep -v '^ *#' "$BATS_TEST_TMPDIR/control/postinst" >"$BATS_TEST_TMPDIR/postinst.code"
+    refute grep -q 'ld\.so\.preload\|proflink-system' "$BATS_TEST_TMPDIR/postinst.code"
+    refute grep -q 'enable' "$BATS_TEST_TMPDIR/control/prerm" "$BATS_TEST_TMPDIR/control/postrm" \
+        "$BATS_TEST_TMPDIR/control/postinst"
 }

@@ -6,6 +6,7 @@
 # its own owner, the JVM's storage is the agent's, and a message sent to the socket proflink
 # created at the JVM's start (where a profiler that attached first sends) reaches the agent.
 # Without the agent the same JVM is proflink's.
+# modules: preload/messages/provider_relay.c preload/start/provider.c
 load helpers
 load ns_etc
 bats_require_minimum_version 1.5.0

@@ -3,6 +3,8 @@
 # OTel thread attributes (OTEP 4947) as an out-of-process reader sees them: each thread's record
 # read through its TLS pointer by proflink-inspect and, independently, by tests/otel_ctx_reader.py
 # (header first, then exactly attrs-data-size bytes, names from the OTEL_CTX key map).
+# modules: preload/api/attr_api.c preload/context/attr_keys.c preload/context/otel_attrs.c
+# modules: preload/publish/otel_payload.c
 load helpers
 
 READER=$ROOT/tests/otel_ctx_reader.py

@@ -4,6 +4,8 @@
 # reader looks for in the ELF file, its dynamic linker puts the TLS pointers in static TLS (the
 # TLSDESC argument word is the offset from the thread pointer, checked against the addresses
 # the threads themselves see), and a program of this libc is fully visible from outside.
+# modules: preload/start/libc_check.c preload/context/thread_records.c hooks/pthread_create.c
+# modules: preload/start/fork_sequence.c preload/api/context_api.c preload/start/runtime.c
 load helpers
 load elf_contract
 bats_require_minimum_version 1.5.0

@@ -1,23 +1,24 @@
-"""make bench: the cost of an asyncio task step inside a span, with proflink-otel's hook
-(instrument(): each step publishes its task's span and restores the loop's) or without it
-(argv[1] = hook | plain); the library is preloaded both ways and the runtime context is
-proflink-otel's. Prints "step_ns N" (best of 5 runs of 20 tasks x 5000 steps, in process CPU
-time: a loaded machine changes it far less than wall time)."""
+"""make bench: the cost of a task step inside a span on asyncio's loop or uvloop, with
+proflink-otel (its runtime context, instrument(): each step publishes its task's span and puts
+back the loop's; ProflinkSpanProcessor) or with the SDK alone (argv[1] = hook | sdk, argv[2] =
+asyncio | uvloop); the library is preloaded both ways. Prints "step_ns N" (best of 5 runs of 20
+tasks x 5000 steps, in process CPU time: a loaded machine changes it far less than wall time)."""
 import asyncio
 import os
 import sys
 import time
 
-os.environ["OTEL_PYTHON_CONTEXT"] = "proflink"
-from opentelemetry import trace  # noqa: E402
+if sys.argv[1] == "hook":
+    os.environ["OTEL_PYTHON_CONTEXT"] = "proflink"
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider  # noqa: E402
 
-import proflink_otel  # noqa: E402
-
-if sys.argv[1] == "hook":
-    assert proflink_otel.instrument()
 provider = TracerProvider()
-provider.add_span_processor(proflink_otel.ProflinkSpanProcessor(SpanProcessor()))
+if sys.argv[1] == "hook":
+    import proflink_otel
+    assert proflink_otel.instrument()
+    provider.add_span_processor(proflink_otel.ProflinkSpanProcessor(SpanProcessor()))
+else:
+    provider.add_span_processor(SpanProcessor())
 tracer = provider.get_tracer("bench")
 TASKS, STEPS = 20, 5000
 
@@ -38,4 +39,8 @@ async def main():
     print(f"step_ns {best * 1e9:.0f}")
 
 
-asyncio.run(main())
+if sys.argv[2] == "uvloop":
+    import uvloop
+    uvloop.run(main())
+else:
+    asyncio.run(main())

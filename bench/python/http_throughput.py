@@ -1,9 +1,9 @@
 """make bench: HTTP requests with 2 ms of CPU each inside a root and a child span, served
-threaded (the standard library's ThreadingHTTPServer, a thread per connection) or on asyncio
-(aiohttp), with the SDK alone or with proflink-otel (its runtime context, instrument(),
+threaded (the standard library's ThreadingHTTPServer, a thread per connection), on asyncio
+(aiohttp) or by FastAPI on uvicorn and uvloop (`async def` or `def` endpoint), with the SDK alone or with proflink-otel (its runtime context, instrument(),
 ProflinkSpanProcessor) under the library. Spans go to an exporter that drops them.
 
-  python http_throughput.py server threaded|asyncio sdk|proflink  ("listening PORT" on stdout)
+  python http_throughput.py server threaded|asyncio|fastapi_async|fastapi_def sdk|proflink  ("listening PORT" on stdout)
   python http_throughput.py client PORT SECONDS   ("requests_per_s N", "server_cpu_us_per_request
                                                    N" from the server's CPU clock; 4 keep-alive
                                                    connections)
@@ -48,6 +48,8 @@ def setup(variant):
         proflink_otel.instrument()
         processor = proflink_otel.ProflinkSpanProcessor(processor)
     provider.add_span_processor(processor)
+    global PROVIDER
+    PROVIDER = provider
     return provider.get_tracer("bench")
 
 
@@ -103,6 +105,45 @@ def serve_asyncio(tracer):
     asyncio.run(main())
 
 
+def serve_fastapi(tracer, endpoint):
+    """FastAPI on uvicorn and uvloop, traced by OpenTelemetry's FastAPI instrumentation (the
+    server span), the work in a child span: an `async def` endpoint (an await first) or a
+    `def` one (anyio's worker threads)."""
+    import socket
+
+    import uvicorn
+    from fastapi import FastAPI
+    from fastapi.responses import Response
+    from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
+
+    app = FastAPI()
+    if endpoint == "async":
+        @app.get("/")
+        async def root():
+            await asyncio.sleep(0)
+            with tracer.start_as_current_span("work"):
+                spin(CPU_MS)
+            return Response(b"ok\n")
+    else:
+        @app.get("/")
+        def root():
+            with tracer.start_as_current_span("work"):
+                spin(CPU_MS)
+            return Response(b"ok\n")
+
+    @app.get("/cpu")
+    async def cpu():
+        return Response(cpu_ns())
+
+    FastAPIInstrumentor.instrument_app(app, tracer_provider=PROVIDER, excluded_urls="cpu")
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    print(f"listening {sock.getsockname()[1]}", flush=True)
+    uvicorn.Server(uvicorn.Config(app, loop="uvloop", lifespan="off", log_level="warning",
+                                  access_log=False)).run(sockets=[sock])
+
+
 async def client(port, seconds):
     count = 0
     end = time.perf_counter() + seconds
@@ -143,4 +184,6 @@ if __name__ == "__main__":
         asyncio.run(client(int(sys.argv[2]), float(sys.argv[3])))
     else:
         tracer = setup(sys.argv[3])
-        {"threaded": serve_threaded, "asyncio": serve_asyncio}[sys.argv[2]](tracer)
+        {"threaded": serve_threaded, "asyncio": serve_asyncio,
+         "fastapi_async": lambda t: serve_fastapi(t, "async"),
+         "fastapi_def": lambda t: serve_fastapi(t, "def")}[sys.argv[2]](tracer)

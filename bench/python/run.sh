@@ -20,13 +20,15 @@ echo "attach+detach of a span's context, SDK's contextvars context: ${s} ns   Pr
 s=$(echo "$out" | val sdk_request_ns); p=$(echo "$out" | val proflink_request_ns)
 echo "a root and a child span entered and left, SDK alone: ${s} ns   with the integration: ${p} ns   ratio $(ratio "$p" "$s")"
 
-plain=() hook=()
-for _ in 1 2 3; do
-    plain+=("$(LD_PRELOAD=$LIB $PY bench/python/asyncio_steps.py plain | val step_ns)")
-    hook+=("$(LD_PRELOAD=$LIB $PY bench/python/asyncio_steps.py hook | val step_ns)")
+for loop in asyncio uvloop; do
+    sdk=() hook=()
+    for _ in 1 2 3; do
+        sdk+=("$(LD_PRELOAD=$LIB $PY bench/python/asyncio_steps.py sdk $loop | val step_ns)")
+        hook+=("$(LD_PRELOAD=$LIB $PY bench/python/asyncio_steps.py hook $loop | val step_ns)")
+    done
+    a=$(low "${sdk[@]}"); b=$(low "${hook[@]}")
+    echo "$loop task step in a span, SDK alone: ${a} ns   with the integration (instrument()): ${b} ns   ratio $(ratio "$b" "$a")"
 done
-a=$(low "${plain[@]}"); b=$(low "${hook[@]}")
-echo "asyncio task step in a span, without the hook: ${a} ns   with instrument(): ${b} ns   ratio $(ratio "$b" "$a")"
 
 # HTTP, 2 ms of CPU per request: the SDK alone (no preload) against the integration under
 # proflink, alternated three times. Two figures: requests/s (best of each), and the server's CPU
@@ -51,7 +53,7 @@ http_run() { # MODE VARIANT -> "REQUESTS_PER_S CPU_US_PER_REQUEST"
     kill "$pid"; wait "$pid" 2>/dev/null || true
     echo "$(echo "$out" | val requests_per_s) $(echo "$out" | val server_cpu_us_per_request)"
 }
-for mode in threaded asyncio; do
+for mode in threaded asyncio fastapi_async fastapi_def; do
     s=() p=() sc=() pc=()
     # the order alternates too: the first server of a pair may find the CPU in another state
     for first in sdk proflink sdk; do

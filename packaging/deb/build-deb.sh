@@ -2,7 +2,8 @@
 # build-deb.sh STAGE VERSION DEB_ARCH LIBDIR MAINTAINER OUT — turns the install tree STAGE
 # (make install DESTDIR=STAGE PREFIX=/usr LIBDIR=...) into the Debian package OUT with dpkg-deb.
 # The maintainer scripts never list the library in /etc/ld.so.preload; prerm takes it out if the
-# administrator did (packaging/deb/prerm.in).
+# administrator did (packaging/deb/prerm.in). postinst applies the datagram queue's sysctl
+# drop-in (packaging/deb/sysctl.conf), postrm undoes it.
 set -eu
 stage=$1 version=$2 arch=$3 libdir=$4 maintainer=$5 out=$6
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,12 +29,21 @@ for f in "$stage$lib" "$stage"/usr/bin/*; do
     [ -z "$other" ] || { echo "make deb: $f needs $other, which the control file does not name" >&2; exit 1; }
 done
 
+# the datagram queue's sysctl drop-in (applied by postinst, at boot by systemd-sysctl or procps)
+sysctl_file=60-proflink.conf
+qlen=$(sed -n 's/^net\.unix\.max_dgram_qlen = \([0-9][0-9]*\)$/\1/p' "$here/sysctl.conf")
+[ -n "$qlen" ] || { echo "make deb: $here/sysctl.conf sets no net.unix.max_dgram_qlen" >&2; exit 1; }
+mkdir -p "$stage/usr/lib/sysctl.d"
+cp "$here/sysctl.conf" "$stage/usr/lib/sysctl.d/$sysctl_file"
+chmod 644 "$stage/usr/lib/sysctl.d/$sysctl_file"
+
 mkdir -p "$stage/DEBIAN"
 size=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
 sed -e "s|@VERSION@|$version|" -e "s|@ARCH@|$arch|" -e "s|@MAINTAINER@|$maintainer|" \
     -e "s|@SIZE@|$size|" -e "s|@DEPENDS@|libc6 (>= $glibc)|" "$here/control.in" >"$stage/DEBIAN/control"
-for s in prerm postrm; do
-    sed -e "s|@LIB@|$lib|" -e "s|@MUSL_LIB@|$musl|" "$here/$s.in" >"$stage/DEBIAN/$s"
+for s in prerm postinst postrm; do
+    sed -e "s|@LIB@|$lib|" -e "s|@MUSL_LIB@|$musl|" -e "s|@QLEN@|$qlen|g" \
+        -e "s|@SYSCTL_FILE@|$sysctl_file|g" "$here/$s.in" >"$stage/DEBIAN/$s"
     chmod 755 "$stage/DEBIAN/$s"
 done
 grep -v '^#' "$here/triggers" >"$stage/DEBIAN/triggers"

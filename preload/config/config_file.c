@@ -15,7 +15,8 @@
 #define CONFIG_FILE_KEYS 32
 
 /* Only settings that make sense for every program of a host: identity (service name, traceparent)
- * stays per process. */
+ * stays per process. tools/common/target_selection.c and scripts/proflink-system hold the same
+ * list, to report the lines left out (tests/system_config.bats checks they agree). */
 static const char *const allowed[] = {
     "ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_ENABLED",
     "ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR",
@@ -52,25 +53,22 @@ static char *trim(char *s, char *end)
 static void parse(size_t len)
 {
     char *p = text, *stop = text + len;
-    int lineno = 0;
     while (p < stop) {
         char *nl = memchr(p, '\n', (size_t)(stop - p));
         char *end = nl ? nl : stop;
-        lineno++;
         char *line = trim(p, end);
         p = end + 1;
         if (!line[0] || line[0] == '#')
             continue;
+        /* A line that is not accepted is skipped without a word: with a system-wide preload,
+         * every program on the host would print it on its own stderr. proflink-system status
+         * and proflink-inspect report such lines instead. */
         char *eq = strchr(line, '=');
-        if (!eq) {
-            log_warn("%s:%d: not KEY=VALUE; ignored", SYSTEM_CONFIG_PATH, lineno);
+        if (!eq)
             continue;
-        }
         char *key = trim(line, eq), *value = trim(eq + 1, eq + 1 + strlen(eq + 1));
-        if (!is_allowed(key)) {
-            log_warn("%s:%d: %.64s cannot be set here; ignored", SYSTEM_CONFIG_PATH, lineno, key);
+        if (!is_allowed(key))
             continue;
-        }
         if (n_keys == CONFIG_FILE_KEYS)
             break;
         keys[n_keys] = key;

@@ -1,5 +1,5 @@
-/* exe_path.c — the executable's path without /proc where that is the same path (exe_path.h
- * says why). */
+/* exe_path.c — the executable's path, with no system call the dynamic loader does not make
+ * (exe_path.h says why). */
 #include "exe_path.h"
 
 #include <elf.h>
@@ -11,10 +11,6 @@
 #include "leaves/real_calls.h"
 #include "leaves/start_path.h"
 #include "leaves/sys_calls.h"
-
-/* Links followed in one resolution before giving up: the kernel's own limit for one lookup
- * (ELOOP), so a name the kernel could execute never runs out of it. */
-#define EXE_LINKS_MAX 40
 
 #if defined(__x86_64__)
 #define EXE_MACHINE EM_X86_64
@@ -41,25 +37,41 @@ START_PATH_CODE static int native_elf(const char *path)
            h[EI_CLASS] == ELFCLASS64 && h[EI_DATA] == ELFDATA2LSB && machine == EXE_MACHINE;
 }
 
-/* Resolves name as the kernel looks it up: component by component from the root, "." and ".."
- * taken as they come (".." of a resolved prefix is its parent: it holds no link), each symbolic
- * link replaced by its target. One buffer for what is left to walk: when a link is met, the
- * rest is moved to the buffer's end, the target read in front of it and the rest joined back. */
+/* The kind of path's last component itself, a link not followed, with the calls the C library's
+ * dynamic loader makes as well (a seccomp allowlist made of a program's own calls admits them):
+ * glibc's lstat is its newfstatat; musl's loader never makes lstat, so a descriptor of the name
+ * itself (O_PATH) is opened and fstat'ed there. */
+START_PATH_CODE static int component_stat(const char *path, struct stat *st)
+{
+#ifdef __GLIBC__
+    return sys_lstat(path, st);
+#else
+    int fd = sys_open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = sys_fstat(fd, st);
+    real_close(fd);
+    return rc;
+#endif
+}
+
+/* Takes name as the kernel looks it up, component by component from the root, as long as no
+ * component is a symbolic link: "." and ".." taken as they come (".." of a prefix that holds no
+ * link is its parent). A link's target is had only from readlink, a call the loader never makes
+ * (exe_path.h): a name through a link is left to the kernel's own answer. */
 START_PATH_CODE int exe_path_resolve(const char *name, char path[PATH_MAX])
 {
-    char rest[PATH_MAX];
     size_t len = 0, n = name ? strlen(name) : 0;
-    int links = 0, regular = 0;
-    if (n == 0 || name[0] != '/' || n >= sizeof rest)
+    int regular = 0;
+    if (n == 0 || name[0] != '/' || n >= PATH_MAX)
         return -1;
-    memcpy(rest, name, n + 1);
     path[0] = 0;
-    for (char *p = rest;;) {
+    for (const char *p = name;;) {
         while (*p == '/')
             p++;
         if (!*p)
             break;
-        char *end = p;
+        const char *end = p;
         while (*end && *end != '/')
             end++;
         size_t c = (size_t)(end - p);
@@ -82,37 +94,101 @@ START_PATH_CODE int exe_path_resolve(const char *name, char path[PATH_MAX])
         memcpy(path + len + 1, p, c);
         path[len + 1 + c] = 0;
         struct stat st;
-        if (sys_lstat(path, &st) != 0)
+        if (component_stat(path, &st) != 0 || S_ISLNK(st.st_mode))
             return -1;
-        if (!S_ISLNK(st.st_mode)) {
-            len += 1 + c;
-            p = end;
-            regular = S_ISREG(st.st_mode); /* of the last component, in the end */
-            continue;
-        }
-        if (++links > EXE_LINKS_MAX)
-            return -1;
-        size_t tail = strlen(end); /* what follows the link, with its leading slash */
-        char *moved = rest + sizeof rest - tail - 1;
-        memmove(moved, end, tail + 1);
-        ssize_t t = sys_readlink(path, rest, (size_t)(moved - rest));
-        if (t <= 0 || t >= moved - rest)
-            return -1; /* unreadable, or too long to join with the rest */
-        memmove(rest + t, moved, tail + 1);
-        path[len] = 0; /* the link itself is not part of the result */
-        if (rest[0] == '/')
-            len = 0, path[0] = 0;
-        p = rest;
+        len += 1 + c;
+        p = end;
+        regular = S_ISREG(st.st_mode); /* of the last component, in the end */
     }
     if (len == 0 || !regular || !native_elf(path))
         return -1;
     return 0;
 }
 
+/* Parses a hexadecimal number at *p, moving past it. */
+START_PATH_CODE static unsigned long hex_at(const char **p)
+{
+    unsigned long v = 0;
+    for (;; (*p)++) {
+        char ch = **p;
+        unsigned d = ch >= '0' && ch <= '9' ? (unsigned)(ch - '0')
+                     : ch >= 'a' && ch <= 'f' ? (unsigned)(ch - 'a' + 10)
+                                              : 16u;
+        if (d == 16)
+            return v;
+        v = v * 16 + d;
+    }
+}
+
+/* From one line of /proc/self/maps ("START-END PERMS OFFSET DEV INODE PATH"): the path when the
+ * range holds addr. 1 when it does. */
+START_PATH_CODE static int maps_line(const char *line, unsigned long addr, char path[PATH_MAX])
+{
+    unsigned long start = hex_at(&line);
+    if (*line++ != '-')
+        return 0;
+    unsigned long end = hex_at(&line);
+    if (addr < start || addr >= end)
+        return 0;
+    for (int field = 0; field < 4; field++) { /* perms, offset, device, inode */
+        while (*line == ' ')
+            line++;
+        while (*line && *line != ' ')
+            line++;
+    }
+    while (*line == ' ')
+        line++;
+    size_t n = strlen(line);
+    if (line[0] != '/' || n >= PATH_MAX)
+        return 1; /* not a file's path: nothing better to be had */
+    memcpy(path, line, n + 1);
+    return 1;
+}
+
+/* The path of the file mapped where the program's entry point is: the executable the kernel
+ * loaded (the interpreter of a script), named by the kernel as /proc/self/exe names it. Read
+ * from /proc/self/maps with open, read and close, the calls the loader makes too, where a
+ * readlink of /proc/self/exe would be one it never makes. */
+#define MAPS_READ 512
+
+START_PATH_CODE static void exe_path_from_maps(char path[PATH_MAX])
+{
+    char buf[2 * PATH_MAX + 256];
+    unsigned long entry = getauxval(AT_ENTRY);
+    size_t have = 0;
+    path[0] = 0;
+    int fd = sys_open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    for (;;) {
+        /* a small read: the kernel formats only the lines that fit, and the program's own
+         * mappings come first (the lowest addresses) */
+        size_t want = sizeof buf - 1 - have < MAPS_READ ? sizeof buf - 1 - have : MAPS_READ;
+        ssize_t got = real_read(fd, buf + have, want);
+        if (got <= 0)
+            break;
+        have += (size_t)got;
+        buf[have] = 0;
+        char *line = buf, *nl;
+        while ((nl = memchr(line, '\n', have - (size_t)(line - buf)))) {
+            *nl = 0;
+            if (maps_line(line, entry, path)) {
+                real_close(fd);
+                return;
+            }
+            line = nl + 1;
+        }
+        have -= (size_t)(line - buf);
+        memmove(buf, line, have);
+        if (have == sizeof buf - 1)
+            have = 0; /* a line longer than any path: not the one */
+    }
+    real_close(fd);
+}
+
 START_PATH_CODE void exe_path_read(char path[PATH_MAX])
 {
     if (exe_path_resolve((const char *)getauxval(AT_EXECFN), path) == 0)
         return;
-    ssize_t n = sys_readlink("/proc/self/exe", path, PATH_MAX - 1);
-    path[n > 0 ? n : 0] = 0;
+    exe_path_from_maps(path);
 }

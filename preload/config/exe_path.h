@@ -1,14 +1,17 @@
 /* exe_path.h — the path of the running program's executable, as /proc/self/exe names it, which
  * is what PROFLINK_INCLUDE/EXCLUDE match and what the default service name is made of.
  *
- * Reading /proc/self/exe is the dearest step of a start that a selection leaves out: the
- * first /proc access of a new process makes the kernel build its /proc entries, 12 to 22 us,
- * more than the rest of such a start (docs/speed.md). The same path is usually had for a few
- * system calls from the name the program was executed by (AT_EXECFN): made absolute, every
- * symbolic link resolved, and kept only when that file is an ELF program of this machine (a
+ * Read at every start of a host that selects programs, most of which it does not serve, so with
+ * the system calls the C library's dynamic loader makes anyway (open, read, stat, close): a
+ * program sandboxed from its exec on by an allowlist of its own calls (systemd's
+ * SystemCallFilter=, OCI profiles) must survive a start that does not serve it, and readlink
+ * is not among them. The path is had from the name the program was executed by (AT_EXECFN)
+ * when that is absolute, holds no symbolic link and is an ELF program of this machine (a
  * script's or a binfmt_misc program's /proc/self/exe is its interpreter, not the file that was
- * executed). Anything else (a relative name, a file it cannot read, a link loop, a path too long)
- * falls back to /proc/self/exe. */
+ * executed): a stat per component, then its first bytes. Anything else (a relative name, a
+ * link on the way as on merged-/usr systems, a file it cannot read) is read from
+ * /proc/self/maps: the file mapped at the program's entry point, named as /proc/self/exe names
+ * it. That costs the process's first /proc access, 12 to 22 us (docs/speed.md). */
 #ifndef PROFLINK_EXE_PATH_H
 #define PROFLINK_EXE_PATH_H
 
@@ -17,8 +20,9 @@
 /* Fills path (PATH_MAX bytes, NUL-terminated; "" when even /proc/self/exe cannot be read). */
 void exe_path_read(char path[PATH_MAX]);
 
-/* The same from the given name alone: 0 when path holds its resolved form and name is an ELF
- * program of this machine, -1 when the caller must ask /proc/self/exe (exposed for the tests). */
+/* The same from the given name alone: 0 when path holds its absolute form (no link on the way)
+ * and name is an ELF program of this machine, -1 when the caller must ask the kernel (exposed
+ * for the tests). */
 int exe_path_resolve(const char *name, char path[PATH_MAX]);
 
 #endif

@@ -4,10 +4,10 @@
  * Two threads per process, each created with every signal blocked (none is ever delivered to
  * them) and without a thread record (real_pthread_create), once something consumes what they
  * receive (deliverer_lazy.h: a process that consumes nothing stays single-threaded). The intake
- * thread only receives, blocked in the receive with no timeout (receiver.c says why, with the
- * measurements); this one does everything that takes time or needs a timer: it waits for the
- * end of a burst, delivers (the tracer's callbacks, FIFO lines, the deferral's id table, pull
- * results) and releases held transactions when they are due.
+ * thread only receives, blocked in the receive with no timeout (receiver.c says why,
+ * docs/speed.md has the measurements); this one does everything that takes time or needs a
+ * timer: it waits for the end of a burst, delivers (the tracer's callbacks, FIFO lines, the
+ * deferral's id table, pull results) and releases held transactions when they are due.
  *
  * Receiving comes first. Delivery never competes with a burst: a FIFO write wakes its consumer,
  * a callback runs the tracer's code, and on a 2-CPU machine either takes the CPU that the
@@ -32,6 +32,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -78,10 +79,15 @@
 #define RELEASE_LATE_NS 10000000
 /* ... nor once the ring is this full: the intake must never run out of room mid-burst. */
 #define DELIVER_AT_ONCE (PENDING_MAX / 2)
+/* reader_stop_threads waits at most this long for both threads to end (the reader may be in a
+ * tracer's callback); the filter is installed after it either way. */
+#define STOP_WAIT_NS 2000000000ull
 
 enum { IDLE, STARTING, RUNNING, UNAVAILABLE };
 static _Atomic int state = UNAVAILABLE; /* of the threads; deliverer_lazy.h */
 static int had_thread;                   /* fork child: the parent's reader was running */
+static _Atomic int reader_tid;           /* the reader thread's id, once it runs */
+static _Atomic int intake_started;       /* the intake thread was created */
 static int pid;
 /* reader_configure: set once, before any thread */
 static const char *fifo_path = "";
@@ -148,6 +154,13 @@ static void sleep_ns(int64_t ns)
  * held on time, then end the thread. */
 static void *wind_down(int err)
 {
+    if (err == ECANCELED) { /* reader_stop_threads: everything now, on this thread */
+        while (pending_count())
+            deliver_chunk();
+        deferral_disable();
+        deferral_flush();
+        return NULL;
+    }
     log_warn("profiler socket: %s; no more profiler messages in this process", strerror(err));
     while (pending_count())
         deliver_chunk();
@@ -161,6 +174,8 @@ static void *wind_down(int err)
 static void *reader_main(void *arg)
 {
     (void)arg;
+    atomic_store_explicit(&reader_tid, (int)raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0),
+                          memory_order_release);
     prctl(PR_SET_NAME, "proflink-reader", 0, 0, 0);
     uint64_t held_since = 0; /* when a message was first seen waiting (0: none waits) */
     for (;;) {
@@ -234,6 +249,60 @@ void reader_kick_slow(void)
     errno = saved_errno;
 }
 
+/* Whether this thread may be running a signal handler: a signal that has a handler is blocked
+ * (the kernel blocks the signal it delivers until the handler returns, unless SA_NODEFER). A
+ * program that keeps such a signal blocked outside its handler (waiting with pselect or ppoll)
+ * is taken for one too: its start waits for a thread creation or the API. A few system calls,
+ * at a wait while something consumes messages and the threads have not started. */
+static int maybe_in_signal_handler(void)
+{
+    uint64_t blocked = 0;
+    if (raw_syscall4(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&blocked, SYS_SIGSET_BYTES) != 0)
+        return 1;
+    for (int sig = 1; sig <= 64; sig++) {
+        if (!(blocked >> (sig - 1) & 1))
+            continue;
+        struct {
+            unsigned long handler, flags, restorer;
+            uint64_t mask;
+        } act = {0};
+        if (raw_syscall4(SYS_rt_sigaction, sig, 0, (long)&act, SYS_SIGSET_BYTES) == 0 &&
+            act.handler != (unsigned long)SIG_DFL && act.handler != (unsigned long)SIG_IGN)
+            return 1;
+    }
+    return 0;
+}
+
+/* A wait looks (maybe_in_signal_handler) at most once per LOOK_EVERY_NS: a program that keeps a
+ * handled signal blocked around every wait (pselect, ppoll) would otherwise pay these calls at
+ * each of its waits, and a server waits again soon enough. The coarse clock is the vDSO's: no
+ * system call, and async-signal-safe. */
+#define LOOK_EVERY_NS 5000000ull
+static _Atomic uint64_t next_look_ns;
+
+void reader_kick_wait_slow(void)
+{
+    /* sandboxed: no call of ours at all (reader_kick_slow would refuse anyway) */
+    if (runtime_sandboxed())
+        return;
+    int saved_errno = errno;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    uint64_t next = atomic_load_explicit(&next_look_ns, memory_order_relaxed);
+    if (now < next || !atomic_compare_exchange_strong_explicit(&next_look_ns, &next,
+                                                               now + LOOK_EVERY_NS,
+                                                               memory_order_relaxed,
+                                                               memory_order_relaxed)) {
+        errno = saved_errno;
+        return;
+    }
+    int in_handler = maybe_in_signal_handler();
+    errno = saved_errno;
+    if (!in_handler)
+        reader_kick_slow();
+}
+
 static int start_thread(void *(*fn)(void *), size_t stack_size)
 {
     pthread_attr_t attr;
@@ -280,9 +349,44 @@ int reader_ensure_running(void)
     rc = start_thread(intake_main, INTAKE_STACK_SIZE);
     if (rc != 0)
         intake_not_started(rc); /* the reader delivers what is held, then ends */
+    else
+        atomic_store_explicit(&intake_started, 1, memory_order_release);
     atomic_store_explicit(&state, RUNNING, memory_order_release);
     errno = saved_errno;
     return 0;
+}
+
+/* Whether thread id has ended: it ran (its id is known) and the kernel no longer knows it
+ * (tgkill's signal 0 only checks). A detached thread's last system calls (the C library's
+ * cleanup, exit) come after anything it could tell us, so only the kernel knows. */
+static int thread_gone(int id)
+{
+    return id && raw_syscall6(SYS_tgkill, raw_getpid(), id, 0, 0, 0, 0) == -ESRCH;
+}
+
+void reader_stop_threads(void)
+{
+    uint64_t deadline = clock_monotonic_ns() + STOP_WAIT_NS;
+    int s;
+    /* another thread is creating them (it checked for the sandbox just before it began) */
+    while ((s = atomic_load_explicit(&state, memory_order_acquire)) == STARTING &&
+           clock_monotonic_ns() < deadline)
+        raw_sched_yield();
+    if (s != RUNNING || !atomic_compare_exchange_strong(&state, &s, UNAVAILABLE))
+        return;
+    intake_stop();
+    pending_wake_reader();
+    int intake = atomic_load_explicit(&intake_started, memory_order_acquire);
+    /* a tracer's callback on the reader that installs the filter: that thread cannot end */
+    int self = (int)raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+    int reader = atomic_load_explicit(&reader_tid, memory_order_acquire);
+    while (!((reader == self || thread_gone(reader)) &&
+             (!intake || thread_gone(intake_thread_id()))) &&
+           clock_monotonic_ns() < deadline) {
+        struct timespec pause = {0, 1000000};
+        raw_nanosleep(&pause);
+        reader = atomic_load_explicit(&reader_tid, memory_order_acquire);
+    }
 }
 
 /* Single-threaded child (fork_sequence.c): the parent's threads do not exist here. */
@@ -291,6 +395,8 @@ void reader_fork_child(void)
     had_thread = atomic_load_explicit(&state, memory_order_relaxed) != IDLE &&
                  atomic_load_explicit(&state, memory_order_relaxed) != UNAVAILABLE;
     atomic_store_explicit(&state, UNAVAILABLE, memory_order_relaxed);
+    atomic_store_explicit(&reader_tid, 0, memory_order_relaxed);
+    atomic_store_explicit(&intake_started, 0, memory_order_relaxed);
     /* the parent's socket: the child gets its own (unless the program reused the number) */
     intake_fork_child();
     pending_reset(); /* the parent delivers what it had received */

@@ -21,6 +21,13 @@ int reader_start(int sock_fd);
  * started. 0 done, -1 not (the caller keeps sock_fd). */
 int reader_replace_socket(int sock_fd);
 
+/* The program is about to install a seccomp filter on every thread (SECCOMP_FILTER_FLAG_TSYNC;
+ * hooks/seccomp.c, on the installing thread, before the filter): ends both threads and returns
+ * once the kernel no longer knows them (at most 2 s), so that no system call of theirs meets a
+ * filter written for the program. What was received is delivered first and held transactions
+ * are delivered at once (their ids so far); the message side stays off in this process. */
+void reader_stop_threads(void);
+
 /* Fork child (fork_sequence.c): the parent's threads do not exist here; its socket is closed
  * (or the child would steal the parent's messages) and what it had received is forgotten (the
  * parent delivers it). The child has no threads until reader_start runs again with the child's

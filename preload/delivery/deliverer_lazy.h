@@ -11,10 +11,14 @@
  *     proflink_transactions_fd, ...): reader_ensure_running;
  *   - when something already consumes messages (PROFLINK_FIFO is set, or a fork child inherited
  *     its parent's running reader: a callback, held transactions), at the program's first
- *     pthread_create (it becomes multi-threaded anyway) or its first wait for work (accept,
- *     epoll_wait, poll, select and the like: a server): reader_kick. A single-threaded program
- *     that does neither keeps its datagrams in its socket (the kernel keeps the first 11; the
- *     profiler drops the rest) until it calls the API.
+ *     pthread_create (it becomes multi-threaded anyway): reader_kick, or its first wait for
+ *     work (accept, epoll_wait, poll, select and the like: a server) made outside a signal
+ *     handler: reader_kick_wait. Those waits are async-signal-safe and a handler may make them,
+ *     on top of a malloc it interrupted, while the start allocates and creates threads; a
+ *     wait made while a signal that has a handler is blocked (as the kernel blocks it during
+ *     its handler) leaves the start to the next thread creation or wait made with none
+ *     blocked (a wait looks at most once per 5 ms). A single-threaded program that does neither keeps its datagrams in its socket
+ *     (the kernel keeps the first 11; the profiler drops the rest) until it calls the API.
  * Never in a sandboxed process (the program installed a seccomp filter first): the threads'
  * system calls are not the program's. Never in a copy of the process made without fork
  * handlers (a raw clone) that was not set up: its descriptor is its parent's socket. */
@@ -32,14 +36,23 @@ int reader_ensure_running(void);
  * takes the flag with an exchange. */
 extern _Atomic int reader_kick_pending;
 void reader_kick_slow(void);
+void reader_kick_wait_slow(void);
 
-/* The program creates a thread or waits for work: start the threads if something consumes
- * messages. One load when nothing waits. Not from a signal handler: the first start creates
- * threads (the program's own first wait or thread creation is never made from one). */
+/* The program creates a thread: start the threads if something consumes messages. One load when
+ * nothing waits. Not from a signal handler: the first start allocates and creates threads
+ * (pthread_create is not async-signal-safe, so the program never calls it from one). */
 static inline void reader_kick(void)
 {
     if (__builtin_expect(atomic_load_explicit(&reader_kick_pending, memory_order_relaxed), 0))
         reader_kick_slow();
+}
+
+/* The program waits for work (accept, poll...), perhaps inside a signal handler: the same, unless
+ * it may be in one (see the top). */
+static inline void reader_kick_wait(void)
+{
+    if (__builtin_expect(atomic_load_explicit(&reader_kick_pending, memory_order_relaxed), 0))
+        reader_kick_wait_slow();
 }
 
 #endif

@@ -265,15 +265,20 @@ static int write_begin(struct http_conn *c)
     return 0;
 }
 
-static void write_end(struct http_conn *c)
+/* Returns 1 when c is between responses (or lost), 0 inside one. */
+static int write_end(struct http_conn *c)
 {
-    if (http_scan_dead(&c->resp))
+    int between = http_scan_idle(&c->resp);
+    if (http_scan_dead(&c->resp)) {
         http_conn_lost(c);
+        between = 1;
+    }
     atomic_store_explicit(&c->wbusy, 0, memory_order_release);
+    return between;
 }
 
-/* The final response of the oldest open request is complete. A response with no request open
- * (an early error answer, before its head was whole) ends nothing. */
+/* The final response of the oldest open request is complete (a response head with no request
+ * open made the connection lost before its end). */
 static void response_done(struct http_conn *c)
 {
     uint32_t d = atomic_load_explicit(&c->dones, memory_order_relaxed);
@@ -281,10 +286,10 @@ static void response_done(struct http_conn *c)
         atomic_store_explicit(&c->dones, d + 1, memory_order_release);
 }
 
-static void wrote(struct http_conn *c, const uint8_t *p, size_t n)
+static int wrote(struct http_conn *c, const uint8_t *p, size_t n, uint32_t heads_before)
 {
     if (write_begin(c) != 0)
-        return;
+        return 1;
     while (n > 0 && !http_scan_dead(&c->resp)) {
         enum http_scan_event ev;
         struct trace_ctx unused;
@@ -292,51 +297,55 @@ static void wrote(struct http_conn *c, const uint8_t *p, size_t n)
         p += used;
         n -= used;
         if (ev == HTTP_SCAN_HEAD_START) {
-            /* whether the request it answers was a HEAD: the answer then has no body */
+            /* A response with no request open when its write began answers one proflink did
+             * not see (smuggled in a body the server did not read, an early error answer): its
+             * framing, and that of every answer after it, cannot be known (a HEAD's answer
+             * would be taken to have a body and eat the next answer). A head read while the
+             * write was under way cannot be what it answers: the client may send its next
+             * request as soon as the bytes arrive, before this hook sees them. Otherwise:
+             * whether the request it answers was a HEAD (the answer then has no body). */
             uint32_t d = atomic_load_explicit(&c->dones, memory_order_relaxed);
-            c->resp.no_body =
-                (int32_t)(atomic_load_explicit(&c->heads, memory_order_acquire) - d) > 0 &&
-                c->reqs[(d + 1) % HTTP_CONN_QUEUE].no_body;
+            if ((int32_t)(heads_before - d) <= 0) {
+                http_scan_kill(&c->resp);
+                break;
+            }
+            c->resp.no_body = c->reqs[(d + 1) % HTTP_CONN_QUEUE].no_body;
         } else if (ev == HTTP_SCAN_MESSAGE_END) {
             response_done(c);
         }
     }
-    write_end(c);
+    return write_end(c);
 }
 
-static void wrote_unseen(struct http_conn *c, uint64_t n)
+static int wrote_unseen(struct http_conn *c, uint64_t n)
 {
     if (write_begin(c) != 0)
-        return;
+        return 1;
     if (http_scan_skip(&c->resp, n) == 1)
         response_done(c);
-    write_end(c);
+    return write_end(c);
 }
 
 static int is_tls(struct http_conn *c) { return atomic_load_explicit(&c->tls, memory_order_acquire); }
 
-void http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n)
+int http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n, uint32_t heads_before)
 {
-    if (!is_tls(c))
-        wrote(c, p, n);
+    return is_tls(c) ? 1 : wrote(c, p, n, heads_before);
 }
 
-void http_conn_wrote_unseen(struct http_conn *c, uint64_t n)
+int http_conn_wrote_unseen(struct http_conn *c, uint64_t n)
 {
-    if (!is_tls(c))
-        wrote_unseen(c, n);
+    return is_tls(c) ? 1 : wrote_unseen(c, n);
 }
 
-void http_conn_wrote_tls(struct http_conn *c, const uint8_t *p, size_t n)
+int http_conn_wrote_tls(struct http_conn *c, const uint8_t *p, size_t n, uint32_t heads_before)
 {
-    if (is_tls(c))
-        wrote(c, p, n);
+    return is_tls(c) ? wrote(c, p, n, heads_before) : 1;
 }
 
-void http_conn_wrote_unseen_tls(struct http_conn *c, uint64_t n)
+int http_conn_wrote_unseen_tls(struct http_conn *c, uint64_t n)
 {
-    if (is_tls(c))
-        wrote_unseen(c, n);
+    return is_tls(c) ? wrote_unseen(c, n) : 1;
 }
 
 int http_conn_current(struct http_conn *c, uint32_t gen, struct trace_ctx *ctx, uint32_t *seq)

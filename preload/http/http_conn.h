@@ -91,16 +91,20 @@ void http_conn_close_range(unsigned lo, unsigned hi);
  * c lost. */
 uint32_t http_conn_feed(struct http_conn *c, int fd, const uint8_t *p, size_t n, int more,
                         uint32_t *gen);
-/* Feeds bytes the program wrote to c: responses end their requests. */
-void http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n);
-/* n bytes went to c that cannot be seen (sendfile): body bytes, or c is lost. */
-void http_conn_wrote_unseen(struct http_conn *c, uint64_t n);
+/* Feeds bytes the program wrote to c: responses end their requests. heads_before: c->heads
+ * before the write began (a response answers a request read before it). Returns 1 when c is
+ * between responses after them (or lost, or another thread writes), 0 inside a response. */
+int http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n, uint32_t heads_before);
+/* n bytes went to c that cannot be seen (sendfile): body bytes, or c is lost. Returns as
+ * http_conn_wrote. */
+int http_conn_wrote_unseen(struct http_conn *c, uint64_t n);
 /* The same three for the plaintext of a TLS connection (SSL_read, SSL_write, SSL_sendfile):
- * they take only connections marked tls, the plain ones only the others. */
+ * they take only connections marked tls, the plain ones only the others (a call that does not
+ * take c returns 1, as for a connection not followed). */
 uint32_t http_conn_feed_tls(struct http_conn *c, int fd, const uint8_t *p, size_t n,
                             uint32_t *gen);
-void http_conn_wrote_tls(struct http_conn *c, const uint8_t *p, size_t n);
-void http_conn_wrote_unseen_tls(struct http_conn *c, uint64_t n);
+int http_conn_wrote_tls(struct http_conn *c, const uint8_t *p, size_t n, uint32_t heads_before);
+int http_conn_wrote_unseen_tls(struct http_conn *c, uint64_t n);
 /* Bytes of c went by that proflink could not see (MSG_TRUNC on a stream, splice, recvmmsg,
  * stdio): stop following c; its open requests end for every thread. */
 void http_conn_lost(struct http_conn *c);

@@ -1,15 +1,16 @@
-/* http_scan.h — an incremental scanner of the bytes a server reads from one HTTP/1.x
- * connection. It finds where each request head starts and ends, takes the W3C `traceparent`
- * header (version 00) from the head, and skips the body (Content-Length or chunked) so that the
- * next request of a keep-alive or pipelined connection is evaluated afresh.
- *
- * The same machine follows what the server writes back (http_scan_init_response): status line,
- * interim 1xx heads, and the framing of the final response's body (none for a HEAD request, 204
- * and 304; Content-Length; chunked; until the connection closes), so that the end of each
- * response, which ends its request, is known.
+/* http_scan.h — an incremental scanner of one HTTP/1.x connection's bytes, in either
+ * direction. Requests (what a server reads; http_request_scan.c): where each request head
+ * starts and ends, the W3C `traceparent` header (version 00) of the head, and the body
+ * (Content-Length or chunked) skipped, so that the next request of a keep-alive or pipelined
+ * connection is evaluated afresh. Responses (what it writes back, http_scan_init_response;
+ * http_response_scan.c): status line, interim 1xx heads, and the framing of the final
+ * response's body (none for a HEAD request, 204 and 304; Content-Length; chunked; until the
+ * connection closes), so that the end of each response, which ends its request, is known.
+ * Both halves run one state machine (http_scan_machine.h).
  *
  * Pure: no system calls, no allocation, no global state. Any byte sequence, cut anywhere, gives
- * the same result as when fed at once (tests/fuzz/fuzz_http_scan.c checks both). */
+ * the same result as when fed at once (tests/fuzz/fuzz_http_scan.c and fuzz_http_resp.c check
+ * it). */
 #ifndef PROFLINK_HTTP_SCAN_H
 #define PROFLINK_HTTP_SCAN_H
 
@@ -74,6 +75,12 @@ void http_scan_init_response(struct http_scan *s);
  * one valid version-00 traceparent). Call again with the rest. */
 size_t http_scan_feed(struct http_scan *s, const uint8_t *p, size_t n, enum http_scan_event *event,
                       struct trace_ctx *ctx);
+
+/* http_scan_feed for a scanner known to follow requests (http_scan_init), or responses. */
+size_t http_request_feed(struct http_scan *s, const uint8_t *p, size_t n,
+                         enum http_scan_event *event, struct trace_ctx *ctx);
+size_t http_response_feed(struct http_scan *s, const uint8_t *p, size_t n,
+                          enum http_scan_event *event, struct trace_ctx *ctx);
 
 /* 1 between requests: the last head and its body are complete (or nothing was read yet). */
 int http_scan_idle(const struct http_scan *s);

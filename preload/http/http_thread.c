@@ -7,6 +7,8 @@
 
 __thread uint8_t http_thread_api_owned __attribute__((tls_model("initial-exec")));
 __thread uint8_t http_thread_notes __attribute__((tls_model("initial-exec")));
+__thread uint8_t http_thread_unsure __attribute__((tls_model("initial-exec")));
+__thread uint32_t http_thread_heads_before __attribute__((tls_model("initial-exec")));
 
 /* One connection on which the thread read a request (or adopted one): open while request
  * `last` of generation gen is (the connection answers in order, so the earlier ones are open
@@ -74,7 +76,7 @@ void http_thread_refresh(void)
     http_thread_notes = (uint8_t)kept;
     if (http_thread_api_owned)
         return;
-    if (kept == 1)
+    if (kept == 1 && !http_thread_unsure)
         show_one(&notes[0]);
     else
         show_none();
@@ -91,9 +93,10 @@ static void note(struct http_conn *c, uint32_t gen, uint32_t seq)
     if (http_thread_notes == HTTP_THREAD_CONNS)
         http_thread_refresh();
     if (http_thread_notes == HTTP_THREAD_CONNS) {
-        /* no room for the note: the request must not stay open unnoted, or this thread could
-         * show another one while it works on it */
+        /* no room for the note: the request must not stay open unnoted, and this thread,
+         * working on it, must not show one of those it has notes on */
         http_conn_lost(c);
+        http_thread_lost_touched();
         return;
     }
     notes[http_thread_notes++] = (struct note){c, gen, seq};
@@ -105,12 +108,28 @@ void http_thread_read(struct http_conn *c, uint32_t gen, uint32_t seq)
     http_thread_refresh();
 }
 
+void http_thread_lost_touched(void)
+{
+    http_thread_unsure = 1;
+    if (!http_thread_api_owned)
+        show_none();
+}
+
+void http_thread_waited(void)
+{
+    if (http_thread_notes)
+        http_thread_refresh();
+    if (http_thread_unsure && !http_thread_notes)
+        http_thread_unsure = 0;
+}
+
 static uint32_t adoptable(struct http_conn *c, uint32_t *gen)
 {
+    uint32_t h = atomic_load_explicit(&c->heads, memory_order_acquire);
+    http_thread_heads_before = h;
     if (http_thread_notes) /* notes of ended requests are dropped after the write */
         return 0;
     *gen = atomic_load_explicit(&c->gen, memory_order_acquire);
-    uint32_t h = atomic_load_explicit(&c->heads, memory_order_acquire);
     return h - atomic_load_explicit(&c->dones, memory_order_acquire) == 1 ? h : 0;
 }
 
@@ -118,7 +137,11 @@ static uint32_t adoptable(struct http_conn *c, uint32_t *gen)
  * updates), not the response: only SSL_write adopts (http_thread_adoptable_tls). */
 uint32_t http_thread_adoptable(struct http_conn *c, uint32_t *gen)
 {
-    return atomic_load_explicit(&c->tls, memory_order_relaxed) ? 0 : adoptable(c, gen);
+    if (atomic_load_explicit(&c->tls, memory_order_relaxed)) {
+        http_thread_heads_before = atomic_load_explicit(&c->heads, memory_order_acquire);
+        return 0;
+    }
+    return adoptable(c, gen);
 }
 
 uint32_t http_thread_adoptable_tls(struct http_conn *c, uint32_t *gen)
@@ -126,9 +149,12 @@ uint32_t http_thread_adoptable_tls(struct http_conn *c, uint32_t *gen)
     return adoptable(c, gen);
 }
 
-void http_thread_wrote(struct http_conn *c, uint32_t gen, uint32_t adopt)
+void http_thread_wrote(struct http_conn *c, uint32_t gen, uint32_t adopt, int between)
 {
-    if (adopt && http_conn_open_req(c, gen, adopt))
+    http_thread_touched(c);
+    /* the adopted response still going on (not between responses): a response that ended,
+     * or framing gone out of step, ends the adoption */
+    if (adopt && !between && http_conn_open_req(c, gen, adopt))
         note(c, gen, adopt);
     if (http_thread_notes)
         http_thread_refresh();

@@ -4,6 +4,9 @@
  * oldest open request of that connection (responses go in request order). With none open, or
  * open requests on two connections or more (which one the thread works on is unknown), it
  * shows none. A request another thread answers ends here at this thread's next hooked call.
+ * A thread that touches a connection it cannot account for (no room for its note, lost,
+ * framing out of step) is unsure: it shows no request until it next waits with nothing open,
+ * since what it works on may be a request proflink never saw while its notes name another.
  * The tracer API, once it touched the thread, wins over all of this. */
 #ifndef PROFLINK_HTTP_THREAD_H
 #define PROFLINK_HTTP_THREAD_H
@@ -25,6 +28,9 @@ extern __thread uint8_t http_thread_api_owned
 /* How many connections this thread has notes on (0: nothing to check, the hot path). */
 extern __thread uint8_t http_thread_notes
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
+/* 1 while the thread is unsure (see above). */
+extern __thread uint8_t http_thread_unsure
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
 
 /* A load and a branch rather than a store on every call: stores bound the API's hot path (the
  * set+clear pair is about a store per cycle, make bench). */
@@ -36,13 +42,29 @@ static inline void http_thread_api_took(void)
 
 /* The thread read the head of request seq (generation gen) on c. */
 void http_thread_read(struct http_conn *c, uint32_t gen, uint32_t seq);
+/* The thread read from or wrote to c (after http_conn_feed / http_conn_wrote): a lost c makes
+ * it unsure. */
+void http_thread_lost_touched(void);
+static inline void http_thread_touched(struct http_conn *c)
+{
+    if (__builtin_expect(atomic_load_explicit(&c->lost, memory_order_acquire) != 0, 0))
+        http_thread_lost_touched();
+}
+/* A wait (before and after it): notes of ended requests dropped, and an unsure thread with
+ * none open is sure again. */
+void http_thread_waited(void);
 /* Adoption: a thread with no notes that writes on a connection with exactly one open
  * request takes that request until its response ends (a worker answering what another thread
- * read). Before the write: the request the thread would take (0: none) and its generation;
+ * read), and not past it: the note goes once the connection is between responses after this
+ * thread's write, whatever the requests' numbers say. Before the write: the request the thread would take (0: none) and its generation;
  * after the write (http_conn_wrote): takes it if its response is still incomplete, and drops
  * what the write ended. */
 uint32_t http_thread_adoptable(struct http_conn *c, uint32_t *gen);
-void http_thread_wrote(struct http_conn *c, uint32_t gen, uint32_t adopt);
+/* c->heads as http_thread_adoptable found it, before the write (for http_conn_wrote). */
+extern __thread uint32_t http_thread_heads_before
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+/* between: http_conn_wrote's answer for the write's last bytes */
+void http_thread_wrote(struct http_conn *c, uint32_t gen, uint32_t adopt, int between);
 /* the same as http_thread_adoptable for a TLS connection's plaintext (SSL_write); the plain
  * one adopts nothing on a TLS connection */
 uint32_t http_thread_adoptable_tls(struct http_conn *c, uint32_t *gen);

@@ -26,4 +26,9 @@ int bytes_all_zero(const uint8_t *b, size_t n);
  * transaction id) and flags, present = 1. 0 ok, -1 malformed (ctx untouched). */
 int traceparent_parse(const char *text, struct trace_ctx *ctx);
 
+/* A header's value as servers take it: version 00 only, exactly 55 bytes
+ * "00-<32 hex>-<16 hex>-<2 hex>", lowercase hex, ids not all zero. 0 ok, -1 otherwise (ctx
+ * untouched). */
+int traceparent_parse_00(const uint8_t *v, size_t n, struct trace_ctx *ctx);
+
 #endif

@@ -57,10 +57,15 @@ static inline long sys_call(long nr, long a1, long a2, long a3, long a4, long a5
 
 /* -- files -- */
 
-/* Opens an existing file (no O_CREAT: no mode). */
+/* Opens an existing file (no O_CREAT: no mode). glibc's open is openat; musl's is open where
+ * the architecture has it (x86_64), as its dynamic loader's. */
 static inline int sys_open(const char *path, int flags)
 {
+#if !defined(__GLIBC__) && defined(SYS_open)
+    return (int)sys_call(SYS_open, (long)path, flags, 0, 0, 0);
+#else
     return (int)sys_call(SYS_openat, AT_FDCWD, (long)path, flags, 0, 0);
+#endif
 }
 
 static inline int sys_fstatat(int dfd, const char *path, struct stat *st, int flags)
@@ -68,14 +73,25 @@ static inline int sys_fstatat(int dfd, const char *path, struct stat *st, int fl
     return (int)sys_call(SYS_newfstatat, dfd, (long)path, (long)st, flags, 0);
 }
 
+/* glibc's fstat is newfstatat(fd, "", AT_EMPTY_PATH); musl's is fstat, as its dynamic loader's. */
 static inline int sys_fstat(int fd, struct stat *st)
 {
+#if !defined(__GLIBC__) && defined(SYS_fstat)
+    return (int)sys_call(SYS_fstat, fd, (long)st, 0, 0, 0);
+#else
     return sys_fstatat(fd, "", st, AT_EMPTY_PATH);
+#endif
 }
 
+/* glibc's lstat is newfstatat(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW); musl's is lstat where the
+ * architecture has it (x86_64). */
 static inline int sys_lstat(const char *path, struct stat *st)
 {
+#if !defined(__GLIBC__) && defined(SYS_lstat)
+    return (int)sys_call(SYS_lstat, (long)path, (long)st, 0, 0, 0);
+#else
     return sys_fstatat(AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
+#endif
 }
 
 /* Flags 0 or AT_EACCESS only. Without faccessat2 (Linux before 5.8) AT_EACCESS falls back to the

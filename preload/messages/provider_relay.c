@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -25,11 +26,12 @@
 
 static _Atomic int yielded; /* the other block was seen (and logged) */
 
-/* Intake thread only: the relay socket and the path it sends to, for the block it was read from. */
+/* Intake thread only: the relay socket and the path it sends to, for the block it was read from;
+ * whether the block names a path, and whether that path was found not to be our own socket. */
 static int relay_fd = -1;
 static const void *relay_block;
 static struct sockaddr_un relay_addr;
-static int relay_ok;
+static int relay_named, relay_checked, relay_ok;
 
 /* Copies n bytes of this process's memory at addr, failing with EFAULT where a plain read would
  * crash: the block is the other library's, which may replace or free it at any time. */
@@ -88,6 +90,19 @@ static const char *own_socket = "";
 
 void provider_relay_own_socket(const char *path) { own_socket = path ? path : ""; }
 
+/* 1 when path is our own socket's file (the same device and inode: one file has many spellings,
+ * a trailing '/', "//", "..", a link), 0 when it is another file, -1 when there is none yet. */
+static int own_socket_file(const char *path)
+{
+    struct stat to, own;
+    if (sys_fstatat(AT_FDCWD, path, &to, 0) != 0)
+        return -1;
+    /* ours gone (a /tmp cleaner): no path reaches it, so no datagram can come back */
+    if (!own_socket[0] || sys_fstatat(AT_FDCWD, own_socket, &own, 0) != 0)
+        return 0;
+    return to.st_dev == own.st_dev && to.st_ino == own.st_ino;
+}
+
 int provider_noticed(void)
 {
     const void *other = process_storage_foreign();
@@ -115,9 +130,19 @@ void provider_relay(const void *buf, size_t len)
         return;
     if (other != relay_block) { /* the other provider published a new block: read it again */
         relay_block = other;
-        /* never to our own socket: that would be a loop */
-        relay_ok = other_socket(other, &relay_addr) &&
-                   strcmp(relay_addr.sun_path, own_socket) != 0;
+        relay_named = other_socket(other, &relay_addr);
+        relay_checked = 0;
+    }
+    if (!relay_named)
+        return;
+    if (!relay_checked) {
+        /* never to our own socket, however it is spelt: each datagram would come back to be
+         * sent again, forever */
+        int own = own_socket_file(relay_addr.sun_path);
+        if (own < 0)
+            return; /* no file there yet: looked at again with the next datagram */
+        relay_checked = 1;
+        relay_ok = !own;
     }
     if (!relay_ok)
         return;

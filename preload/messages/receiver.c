@@ -1,41 +1,16 @@
-/* receiver.c — the "proflink-intake" thread (receiver.h).
+/* receiver.c — the "proflink-intake" thread (receiver.h): receives the profiler's datagrams on
+ * the process's socket into the pending ring (pending.h) for the reader (deliverer.c), and does
+ * nothing else.
  *
  * Intake speed is message loss. The profiler sends one datagram per sample with MSG_DONTWAIT,
  * in bursts, and the kernel queues at most net.unix.max_dgram_qlen (10 by default) + 1
- * datagrams per receiving socket: what arrives while they wait is dropped by the sender. So
- * this thread does nothing but receive: it sleeps *inside* a receive on the socket, made
- * blocking for this, with no receive timeout ever; a datagram wakes it straight into that
- * receive, and non-blocking receives then take everything queued (up to RECV_BATCH); it parses
- * them into the pending ring and goes back to sleep in the next receive. All
- * timed work (waiting for the end of a burst, delivery, releases of held transactions) is the
- * reader thread's (deliverer.c). Measured (bench/intake.c, ratios of what each receives to a bare
- * blocking recv() loop, bursts of 1000, 2-CPU VM):
- *   - one thread that received and also did the timed work, sleeping in the receive with a
- *     short SO_RCVTIMEO between the datagrams of a burst: 0.56-0.85 on an idle machine;
- *   - the same thread running a bare recv() loop: 0.94-1.07, also with the fstat identity check,
- *     recvmmsg and message_parse per datagram (neither the check nor the parsing is the cost),
- *     and also while a second thread of the process slept with a 20 ms timer; with SO_RCVTIMEO
- *     set to 0.5 ms or 20 ms: 0.64-0.77, set to 1 s: 1.05-1.13. The short timeout is the cost;
- *   - delivering in the gaps of a burst with no timeout instead: 0.5-0.8 (FIFO writes wake the
- *     consumer mid-burst);
- *   - a busy-drain (spinning 50-1000 us on the empty socket before sleeping) lost more than
- *     sleeping, in every run: a spinning thread uses up its fair share and is preempted
- *     mid-burst where a sleeper is woken with priority. So there is no spin;
- *   - ppoll on the socket + an eventfd, then recvmmsg(MSG_DONTWAIT): a few percent worse than
- *     sleeping in the receive (two more system calls per wake-up).
- * Hence two threads: this one blocks with no timeout; the reader sleeps with timeouts.
- * What is left (paired runs of two proflink receivers against one bare process, 12 rounds
- * each, 23 runs): this loop receives 0.85-0.93 of what the bare process does; a bare recv()
- * loop put in its place received 1.02-1.04 in the same runs (3 runs). Against this loop, in
- * the same runs (5 each): itself, 0.93-1.10; receiving without parsing or handing over (the
- * reader never ran), 1.04-1.19; telling the reader only once the socket was empty, 0.93-1.10;
- * one datagram per call, 0.99-1.09. perf then showed the intake using more CPU than the bare
- * process while receiving less: recvmmsg (and recvmsg) import a msghdr and an iovec from user
- * memory for every datagram, where recv's path imports one buffer. A recvfrom per datagram
- * received 0.99-1.13 of what recvmmsg did, 1.05 on average, 8 of 9 paired runs in its favour
- * (each library in both positions); so each datagram is one recvfrom. The rest of the gap is the
- * hand-over and the reader's activity during a burst; deferring the reader's wake-up alone
- * did not recover it.
+ * datagrams per socket: what arrives while they wait is dropped by the sender. So this thread
+ * sleeps *inside* a receive on the socket, made blocking for this, with no receive timeout; a
+ * datagram wakes it straight into that receive, non-blocking receives then take what is queued
+ * (up to RECV_BATCH, one recvfrom each), it parses them into the ring and goes back to sleep in
+ * the next receive. All timed work (the end of a burst, delivery, held transactions) is the
+ * reader's. Why this shape and not a receive timeout, a spin on the empty socket, ppoll or
+ * recvmmsg: measured with bench/intake.c, docs/speed.md (The receiving thread).
  *
  * Nothing here waits for anything but the socket and, when the ring is full, room in it; no
  * lock, no write, no callback. The only system calls: the receives (one per datagram and one
@@ -47,21 +22,17 @@
  * not every close passes a hook), and a receive on that number would steal its data. So the
  * thread checks, right before each receive, that the number still names the socket it was given
  * (fd_identity.h: device and inode), with nothing in between; a number that names another file
- * ends the intake (the reader says so once). A receive already blocked
- * is safe either way: the kernel holds the original file for that call. What is left is the
- * instant between the check and the receive that follows it, two consecutive system calls of
- * this thread: the kernel offers no receive that names a file rather than a number.
- * Not a descriptor table of its own (close_range(CLOSE_RANGE_UNSHARE), as this thread once
- * did): the kernel makes one by copying the program's table, at least its first 64 numbers,
- * and each copy closed (at once, or with the thread) is a close of the program's file: a FUSE
- * or NFS file gets a FLUSH (a partial file written back, or a wait on a slow server) and a
- * pipe's reader waits for its EOF until the copy is gone. proflink never duplicates or closes
- * a descriptor it did not open. The check costs about a tenth of what is received
- * (bench/intake.c, ratios of all rounds' totals to the bare loop, callback/FIFO/pull idle and
- * busy, two alternated runs: 0.89/1.02/1.00/0.78/0.85/0.88 and 0.93/0.92/1.01/1.13/1.01/1.06
- * with it, 1.13/0.98/0.96/0.93/1.13/0.93 and 1.29/1.21/1.32/1.16/1.19/0.94 with the private
- * table; an earlier single run: 0.77/0.85/1.01 and 0.92/0.90/0.94 against 0.97/0.89/0.97 and
- * 1.00/0.93/0.96). */
+ * ends the intake (the reader says so once). A receive already blocked is safe either way: the
+ * kernel holds the original file for that call. What is left is the instant between the check
+ * and the receive that follows it, two consecutive system calls of this thread: the kernel
+ * offers no receive that names a file rather than a number. Not a descriptor table of its own
+ * (close_range(CLOSE_RANGE_UNSHARE)): the kernel makes one by copying the program's table, and
+ * each copy closed is a close of the program's file (a FUSE or NFS file gets a FLUSH, a pipe's
+ * reader waits for its EOF until the copy is gone). proflink never duplicates or closes a
+ * descriptor it did not open.
+ *
+ * Sandboxes: a seccomp filter installed for every thread (TSYNC) would judge this thread's
+ * calls by the program's allowlist; intake_stop ends it before (hooks/seccomp.c). */
 #include "receiver.h"
 
 #include <errno.h>
@@ -97,6 +68,8 @@ _Static_assert(PENDING_HOST_MAX >= RECV_MAX, "a host id always fits its slot");
 static int sock = -1;
 static struct fd_identity sock_id;
 static _Atomic int ended;
+static _Atomic int stop_asked; /* intake_stop */
+static _Atomic int thread_id;  /* the thread's, once it runs */
 
 /* This thread only. */
 static uint8_t bufs[RECV_BATCH][RECV_MAX];
@@ -166,16 +139,21 @@ static void *end(int err)
  * later failure, EAGAIN at the end of the queue, ends the batch and recurs on the next call if
  * it was anything else). One recvfrom per datagram, made with the instruction itself: the
  * project's own recv is an interposer (hooks/http_io.c), and per datagram recvfrom costs the
- * kernel less than recvmmsg (see the top). */
+ * kernel less than recvmmsg (docs/speed.md). */
 static int receive(unsigned max)
 {
     unsigned n = 0;
     long flags = MSG_TRUNC; /* the whole length, so that a cut datagram shows */
     while (n < max) {
+        long r = -ECANCELED;
         /* the number still names our socket, right before each receive (see the top) */
-        long r = fd_identity_same(sock, &sock_id)
-                     ? raw_syscall6(SYS_recvfrom, sock, (long)bufs[n], RECV_MAX, flags, 0, 0)
-                     : -EBADF;
+        if (!atomic_load_explicit(&stop_asked, memory_order_acquire))
+            r = fd_identity_same(sock, &sock_id)
+                    ? raw_syscall6(SYS_recvfrom, sock, (long)bufs[n], RECV_MAX, flags, 0, 0)
+                    : -EBADF;
+        /* intake_stop's shutdown woke it (0: not a datagram) */
+        if (r == 0 && atomic_load_explicit(&stop_asked, memory_order_acquire))
+            r = -ECANCELED;
         if (r < 0) {
             if (!n) {
                 errno = (int)-r;
@@ -192,6 +170,8 @@ static int receive(unsigned max)
 void *intake_main(void *arg)
 {
     (void)arg;
+    atomic_store_explicit(&thread_id, (int)raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0),
+                          memory_order_release);
     prctl(PR_SET_NAME, "proflink-intake", 0, 0, 0);
     for (;;) {
         unsigned room = pending_room(RECV_BATCH);
@@ -222,10 +202,24 @@ void *intake_main(void *arg)
 
 void intake_not_started(int err) { end(err); }
 
+/* A receive blocked on the socket returns 0 at once after shutdown(SHUT_RD), and so does every
+ * later one: the thread sees the request before its next receive whichever came first. The
+ * socket receives nothing more (a sender gets EPIPE), which is what ending means. */
+void intake_stop(void)
+{
+    atomic_store_explicit(&stop_asked, 1, memory_order_release);
+    if (fd_identity_same(sock, &sock_id))
+        raw_syscall6(SYS_shutdown, sock, SHUT_RD, 0, 0, 0, 0);
+}
+
+int intake_thread_id(void) { return atomic_load_explicit(&thread_id, memory_order_acquire); }
+
 int intake_ended(void) { return atomic_load_explicit(&ended, memory_order_acquire); }
 
 void intake_fork_child(void)
 {
     intake_close_socket();
     atomic_store_explicit(&ended, 0, memory_order_relaxed);
+    atomic_store_explicit(&stop_asked, 0, memory_order_relaxed);
+    atomic_store_explicit(&thread_id, 0, memory_order_relaxed);
 }

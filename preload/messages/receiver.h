@@ -14,6 +14,11 @@ void intake_close_socket(void);
 void *intake_main(void *arg);
 /* The thread could not be started: the reader winds down as if the socket were unusable. */
 void intake_not_started(int err);
+/* Any thread: the thread ends before its next receive, with intake_ended() ECANCELED (a blocked
+ * receive is woken: the socket receives nothing more). */
+void intake_stop(void);
+/* The thread's id once it runs, 0 before. */
+int intake_thread_id(void);
 /* 0 while receiving; the errno that ended it otherwise. */
 int intake_ended(void);
 

@@ -288,3 +288,21 @@ void socket_remove_dead(const char *dir, int pid, uint32_t suffix)
         sys_unlink(path);
     errno = saved;
 }
+
+void socket_remove_child(const char *dir, int pid, uint32_t suffix, uint64_t dev, uint64_t ino)
+{
+    char path[SOCKET_PATH_MAX + 1];
+    if (pid <= 0 || strlen(dir) + 34 > SOCKET_PATH_MAX)
+        return;
+    int saved = errno;
+    socket_name(path, dir, pid, suffix);
+    struct stat st;
+    /* The child is gone, and the directory (dir_problem) lets nobody but root and the file's
+     * owner, the child's user, replace the file between the lstat and the unlink: that user
+     * alone could, within those microseconds, swap in another file of its own under this
+     * name, which would go in its place. */
+    if (sys_lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && (uint64_t)st.st_dev == dev &&
+        (uint64_t)st.st_ino == ino && socket_nobody_bound(path))
+        sys_unlink(path);
+    errno = saved;
+}

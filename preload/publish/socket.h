@@ -39,6 +39,11 @@ int socket_create(const struct config *cfg, const uint32_t *suffix, char *path,
  * handler's waitpid may call it). Preserves errno. */
 void socket_remove_dead(const char *dir, int pid, uint32_t suffix);
 
+/* Removes the socket file fork child pid bound in dir (its name's suffix, device and inode, as
+ * the child recorded them: runtime.c) once nobody is bound to it, whoever owns it now (a child
+ * that changed its ids gave it to them). Async-signal-safe. Preserves errno. */
+void socket_remove_child(const char *dir, int pid, uint32_t suffix, uint64_t dev, uint64_t ino);
+
 /* 1 when no socket is bound to path (a connect is refused): its process is gone. */
 int socket_nobody_bound(const char *path);
 

@@ -95,6 +95,7 @@ static void take_locks(void)
 static void prepare(void)
 {
     fork_sequence_check_process();
+    runtime_fork_prepare();
     take_locks();
 }
 

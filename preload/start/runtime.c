@@ -9,8 +9,10 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "config/config.h"
@@ -43,6 +45,25 @@ static int removed_for_exec;
 #define CHILDREN_TRACKED 64
 static _Atomic int children[CHILDREN_TRACKED];
 static _Atomic unsigned children_next;
+
+/* Each fork child writes which file it bound (device, inode, name suffix) into a page shared
+ * with its parent, so that the parent removes that file and only that one when the child is
+ * gone, whoever owns it by then: a child that changed its ids (nginx and memcached workers run
+ * as another user) gave its file to them (runtime_creds_follow), and the file's owner can no
+ * longer tell it from a look-alike another user made. A slot is the child's pid modulo
+ * CHILD_FILES; a child whose slot a later one took falls back to the owner check
+ * (socket_remove_dead). The page is made at the first fork (fork_sequence.c's prepare), so a
+ * process that never forks has none; a child leaves its parent's page at once and makes its own
+ * when it forks. pid is written last (release) and taken back with a compare-and-swap, so a
+ * reader never uses a record another child is rewriting. */
+struct child_file {
+    _Atomic int pid; /* 0: free */
+    _Atomic uint32_t suffix;
+    _Atomic uint64_t dev, ino;
+};
+#define CHILD_FILES_BYTES 4096
+#define CHILD_FILES (CHILD_FILES_BYTES / sizeof(struct child_file))
+static _Atomic(struct child_file *) child_files;
 
 const char *runtime_socket_path(void) { return socket_path; }
 
@@ -117,6 +138,17 @@ void runtime_fork_child(void)
     owner_pid = raw_getpid();
     for (int i = 0; i < CHILDREN_TRACKED; i++) /* the parent's children are not ours */
         atomic_store_explicit(&children[i], 0, memory_order_relaxed);
+    struct child_file *parents = atomic_exchange(&child_files, NULL);
+    if (parents) { /* tell the parent which file is ours, then leave its page */
+        struct child_file *slot = &parents[(unsigned)owner_pid % CHILD_FILES];
+        atomic_store_explicit(&slot->pid, 0, memory_order_relaxed);
+        atomic_thread_fence(memory_order_release);
+        atomic_store_explicit(&slot->suffix, socket_file.suffix, memory_order_relaxed);
+        atomic_store_explicit(&slot->dev, (uint64_t)socket_file.dev, memory_order_relaxed);
+        atomic_store_explicit(&slot->ino, (uint64_t)socket_file.ino, memory_order_relaxed);
+        atomic_store_explicit(&slot->pid, (int)owner_pid, memory_order_release);
+        sys_munmap(parents, CHILD_FILES_BYTES);
+    }
     if (cfg->otel_context)
         otel_process_ctx_after_fork(cfg);
     reader_start(fd);
@@ -137,6 +169,41 @@ static int own_file(void)
     return socket_path[0] && !runtime_sandboxed() && owner_pid == raw_getpid();
 }
 
+void runtime_fork_prepare(void)
+{
+    if (!own_file() || atomic_load_explicit(&child_files, memory_order_relaxed))
+        return;
+    void *p = sys_mmap(NULL, CHILD_FILES_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                       -1, 0);
+    if (p == MAP_FAILED)
+        return; /* the children's files fall back to the owner check */
+    struct child_file *none = NULL;
+    if (!atomic_compare_exchange_strong(&child_files, &none, p)) /* another thread's fork */
+        sys_munmap(p, CHILD_FILES_BYTES);
+}
+
+/* The file child pid left, if it recorded one and nobody is bound to it any more: the one it
+ * bound (same device and inode), whoever owns it now. Otherwise only a socket of our euid
+ * under the child's usual name (socket_remove_dead). */
+static void remove_child_file(int pid)
+{
+    struct child_file *files = atomic_load_explicit(&child_files, memory_order_acquire);
+    if (files) {
+        struct child_file *slot = &files[(unsigned)pid % CHILD_FILES];
+        int seen = atomic_load_explicit(&slot->pid, memory_order_acquire);
+        if (seen == pid) {
+            uint32_t suffix = atomic_load_explicit(&slot->suffix, memory_order_relaxed);
+            uint64_t dev = atomic_load_explicit(&slot->dev, memory_order_relaxed);
+            uint64_t ino = atomic_load_explicit(&slot->ino, memory_order_relaxed);
+            if (atomic_compare_exchange_strong(&slot->pid, &seen, 0)) {
+                socket_remove_child(socket_dir, pid, suffix, dev, ino);
+                return;
+            }
+        }
+    }
+    socket_remove_dead(socket_dir, pid, socket_file.suffix);
+}
+
 static void remove_gone_children(void)
 {
     for (int i = 0; i < CHILDREN_TRACKED; i++) {
@@ -144,7 +211,7 @@ static void remove_gone_children(void)
         /* ESRCH: no such process, not even a zombie (EPERM: another user's, pid reused) */
         if (pid > 0 && raw_syscall6(SYS_kill, pid, 0, 0, 0, 0, 0) == -ESRCH &&
             atomic_compare_exchange_strong(&children[i], &pid, 0))
-            socket_remove_dead(socket_dir, pid, socket_file.suffix);
+            remove_child_file(pid);
     }
 }
 
@@ -158,8 +225,8 @@ START_PATH_CODE void runtime_remove_socket(void)
 
 void runtime_reap_child(int pid)
 {
-    if (own_file()) /* neither touches errno (socket.h) */
-        socket_remove_dead(socket_dir, pid, socket_file.suffix);
+    if (own_file()) /* touches no errno (socket.h) */
+        remove_child_file(pid);
 }
 
 void runtime_forked_child(int pid)

@@ -33,6 +33,10 @@ const char *runtime_socket_path(void);
  * program installed a seccomp filter. */
 void runtime_remove_socket(void);
 
+/* Before a fork (fork_sequence.c's prepare): the page the children record their socket file in
+ * (runtime.c), made at the first fork. */
+void runtime_fork_prepare(void);
+
 /* The program reaped its child pid (hooks/children.c): removes the socket file the child left if it
  * died without removing it (a signal, a raw exit_group). Async-signal-safe; preserves errno. */
 void runtime_reap_child(int pid);

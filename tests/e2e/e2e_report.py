@@ -12,9 +12,12 @@ e2e_report.py log FILE PID
 e2e_report.py unlinked SAMPLES LOG PID
     PID's exported samples without a link: how many, and how many of those were taken after
     the profiler logged attaching to PID (plus MARGIN_MS, its own processing): the profiler
-    reads a process's records only once attached, at its first samples. Samples of proflink's
-    own threads (named proflink-*) and of the tests' stats-probe thread (they work for no
-    trace) are counted apart.
+    reads a process's records only once attached, at its first samples; each of those with its
+    thread and time ("after_attach_samples"). Samples of proflink's own threads (a thread id
+    ever named proflink-*) and of the tests' stats-probe thread (they work for no trace), those
+    of a thread still under its creator's name (its start, before proflink's start wrapper set
+    its record), and one sample per thread after its last linked one (its end, after proflink's
+    exit-key destructor unpublished its record) are counted apart.
 e2e_report.py fifo FILE PID
     The correlation records proflink wrote to its PROFLINK_FIFO for PID: total count, per
     transaction.
@@ -101,23 +104,60 @@ def unlinked(samples_path, log_path, pid):
                 t = datetime.datetime.fromisoformat(LOG_TIME.match(line).group(1).replace("Z", "+00:00"))
                 attach_ns = int(t.timestamp() * 1e9)
                 break
-    out = {"unlinked": 0, "after_attach": 0, "attach_ns": attach_ns, "proflink_threads": 0}
+    out = {"unlinked": 0, "after_attach": 0, "attach_ns": attach_ns, "proflink_threads": 0,
+           "thread_starts": 0, "thread_ends": 0, "after_attach_samples": []}
+    rows = []
+    names = collections.defaultdict(set)  # tid -> every name its samples carried
+    last_linked = {}  # tid -> time of its last linked sample
     with open(samples_path) as f:
         for line in f:
             r = json.loads(line)
-            if r["pid"] != int(pid) or r.get("trace_id") or r.get("type") != "samples":
+            if r["pid"] != int(pid) or r.get("type") != "samples":
                 continue
-            if r.get("thread", "").startswith("proflink-") or r.get("thread") == "stats-probe":
-                # proflink's own threads (reader, intake) and the tests' stats probe work for
-                # no trace
-                out["proflink_threads"] += r["count"]
-                continue
-            out["unlinked"] += r["count"]
-            if attach_ns is None:
-                out["after_attach"] += r["count"]
-            else:
-                out["after_attach"] += sum(1 for t in r.get("times", [])
-                                           if t > attach_ns + MARGIN_MS * 1000000)
+            names[r.get("tid")].add(r.get("thread", ""))
+            if not r.get("trace_id"):
+                rows.append(r)
+            elif r.get("times"):
+                last_linked[r.get("tid")] = max(last_linked.get(r.get("tid"), 0), max(r["times"]))
+    main_names = names.get(int(pid), set())
+    ended = set()  # threads whose end was already allowed for
+    for r in rows:
+        tid = r.get("tid")
+        if tid != int(pid) and tid in last_linked and tid not in ended and r.get("times"):
+            # a thread's end: once its start routine returned, proflink's exit-key destructor
+            # unpublishes its record before freeing it, and the C library's exit work after
+            # that (other destructors, the stack, exit) runs with none. One sample of a thread,
+            # after its last linked one, is that; more would be a record lost while it worked.
+            end = [t for t in r["times"] if t > last_linked[tid]]
+            if end:
+                ended.add(tid)
+                out["thread_ends"] += 1
+                r = dict(r, times=[t for t in r["times"] if t != end[0]], count=r["count"] - 1)
+                if not r["count"]:
+                    continue
+        tid, name = r.get("tid"), r.get("thread", "")
+        seen = names[tid]
+        if any(n.startswith("proflink-") or n == "stats-probe" for n in seen):
+            # proflink's own threads (reader, intake) and the tests' stats probe work for no
+            # trace: all of their samples, also those taken before they named themselves
+            out["proflink_threads"] += r["count"]
+            continue
+        if tid != int(pid) and name in main_names and len(seen) > 1:
+            # a thread's first instructions, still under its creator's name (it names itself
+            # once running): the C library's thread start runs before proflink's start wrapper
+            # sets the thread's record, which no library can set earlier. On a loaded machine a
+            # thread created before the attach can run them well after it.
+            out["thread_starts"] += r["count"]
+            continue
+        out["unlinked"] += r["count"]
+        if attach_ns is None:
+            out["after_attach"] += r["count"]
+            continue
+        late = [t for t in r.get("times", []) if t > attach_ns + MARGIN_MS * 1000000]
+        out["after_attach"] += len(late)
+        out["after_attach_samples"] += [{"tid": tid, "thread": name,
+                                         "ms_after_attach": round((t - attach_ns) / 1e6, 1)}
+                                        for t in late]
     return out
 
 

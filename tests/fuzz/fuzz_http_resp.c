@@ -1,5 +1,5 @@
 /* fuzz_http_resp — fuzz target for the response side of the HTTP/1.x scanner
- * (preload/http/http_scan.c, http_scan_init_response): what a server writes decides when a request
+ * (preload/http/http_response_scan.c, http_scan_init_response): what a server writes decides when a request
  * ends, so its framing must not depend on how the writes are cut. Checks, for any input:
  *  - fed whole, cut into pieces at points taken from the input, or one byte at a time, the
  *    scanner reports the same events at the same byte offsets and ends in the same state;
@@ -17,6 +17,8 @@
 #include <string.h>
 
 #include "../../preload/http/http_scan.c"
+#include "../../preload/http/http_request_scan.c"
+#include "../../preload/http/http_response_scan.c"
 #include "../../preload/leaves/ids.c"
 
 #define MAX_EVENTS 4096

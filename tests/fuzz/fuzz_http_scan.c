@@ -1,9 +1,9 @@
-/* fuzz_http_scan — fuzz target for the HTTP/1.x request scanner (preload/http/http_scan.c): the
+/* fuzz_http_scan — fuzz target for the HTTP/1.x request scanner (preload/http/http_request_scan.c
+ * on the machine of http_scan_machine.h): the
  * bytes a server reads from a client are anyone's. Checks, for any input:
  *  - fed whole, cut into pieces at points taken from the input, or one byte at a time, the
  *    scanner reports the same events with the same contexts and ends in the same state (split
- *    heads, pipelining). One byte at a time never takes the one-pass path for a whole head
- *    (whole_head), so every input also compares that path with the byte-at-a-time one;
+ *    heads, pipelining): a state's run of bytes cut anywhere must leave it as when whole;
  *  - a context is only ever reported at the end of a head, with non-zero ids;
  *  - a head is never followed past HTTP_HEAD_MAX bytes (the next byte ends the scanning).
  * Input: byte 0 = number of cuts (mod 16), then that many cut sizes (1 byte each), then the
@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "../../preload/http/http_scan.c"
+#include "../../preload/http/http_request_scan.c"
+#include "../../preload/http/http_response_scan.c"
 #include "../../preload/leaves/ids.c"
 
 #define MAX_EVENTS 4096
@@ -132,7 +134,7 @@ static const char *const frags[] = {
     "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "Content-Length: 5\r\n",
     "Transfer-Encoding: chunked\r\n", "5\r\nhello\r\n0\r\n\r\n", "\r\n", "\n", " ", "\t", ":",
     "abc", "0", "ff", "Host: x\r\n", "PRI * HTTP/2.0\r\n", "\x16\x03\x01", "-", "zz",
-    /* whole heads of the plain form the one-pass path takes, and near misses */
+    /* whole heads of the plainest form, and near misses */
     "GET /a HTTP/1.1\r\nHost: b\r\ntraceparent: "
     "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n\r\n",
     "GET /a HTTP/1.1\r\nTRACEPARENT:\t 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 "
@@ -150,7 +152,7 @@ int main(int argc, char **argv)
         else if (!strncmp(argv[i], "-seed=", 6))
             seed = strtoul(argv[i] + 6, NULL, 10);
     }
-    /* whole heads at the edges of the one-pass path, each fed as it is (no cuts) */
+    /* whole heads at the edges of the header runs (blanks, repeats), each fed as it is (no cuts) */
     static const char *const heads[] = {
         "GET / HTTP/1.1\r\ntraceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 x\r\n\r\n",
         "GET / HTTP/1.1\r\ntraceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 \r\n\r\n",

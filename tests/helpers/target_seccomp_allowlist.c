@@ -1,9 +1,10 @@
 /* target_seccomp_allowlist — a program that sandboxes itself with a strict allowlist, as
  * hardened services do, then writes and exits.
- * usage: target_seccomp_allowlist prctl|syscall exit|_exit [api|api-early|serve]
+ * usage: target_seccomp_allowlist prctl|syscall|tsync exit|_exit [api|api-early|serve|wait]
  * Installs (after PR_SET_NO_NEW_PRIVS) a filter that allows only write, exit, exit_group,
  * rt_sigreturn, brk, mmap, munmap and futex and kills the process for anything else, through
- * prctl(PR_SET_SECCOMP) or syscall(SYS_seccomp). Then writes "sandboxed" and ends with exit(6)
+ * prctl(PR_SET_SECCOMP) or syscall(SYS_seccomp), or syscall(SYS_seccomp) with
+ * SECCOMP_FILTER_FLAG_TSYNC (every thread of the process under it, as libseccomp's TSYNC). Then writes "sandboxed" and ends with exit(6)
  * or _exit(6). Status 3 if the filter cannot be installed. With "api", a tracer in the
  * sandboxed program then sets a message callback and ends a sampled transaction through
  * proflink's API (found with dlsym before the filter; absent without the library), and prints
@@ -12,7 +13,11 @@
  * transaction after it, and waits up to 3 s for its delivery by proflink's reader.
  * "serve" listens on 127.0.0.1 (a port the kernel picks, printed as "port N" before the
  * filter), also allows accept, accept4, read, recvfrom, sendto and close, then serves one HTTP
- * request (answering "200 served") before it ends: an HTTP server that sandboxes itself. */
+ * request (answering "200 served") before it ends: an HTTP server that sandboxes itself.
+ * "wait" sets a message callback before the filter (proflink's threads start then), also allows
+ * read, and after "sandboxed" reads a line from stdin (the test sends datagrams first), busy
+ * waits about half a second (what proflink's threads do with them happens then) and prints
+ * "alive". */
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <netinet/in.h>
@@ -65,6 +70,7 @@ struct seccomp_data {
 #define SECCOMP_RET_ALLOW 0x7fff0000u
 #define SECCOMP_MODE_FILTER 2
 #define SECCOMP_SET_MODE_FILTER 1
+#define SECCOMP_FILTER_FLAG_TSYNC 1
 
 #define ALLOW(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
 
@@ -95,6 +101,7 @@ int main(int argc, char **argv)
         (int (*)(const uint8_t *, const uint8_t *, uint8_t, proflink_transaction_fn,
                  void *))dlsym(RTLD_DEFAULT, "proflink_end_transaction");
     int serve = argc == 4 && !strcmp(argv[3], "serve");
+    int wait = argc == 4 && !strcmp(argv[3], "wait");
 #define ALLOW_ALWAYS                                                                                \
     ALLOW(SYS_write), ALLOW(SYS_exit), ALLOW(SYS_exit_group), ALLOW(SYS_rt_sigreturn),           \
         ALLOW(SYS_brk), ALLOW(SYS_mmap), ALLOW(SYS_munmap), ALLOW(SYS_futex)
@@ -108,8 +115,11 @@ int main(int argc, char **argv)
     struct sock_filter server[] =
         FILTER(ALLOW_ALWAYS, ALLOW(SYS_accept), ALLOW(SYS_accept4), ALLOW(SYS_read),
                ALLOW(SYS_recvfrom), ALLOW(SYS_sendto), ALLOW(SYS_close));
-    struct sock_filter *insns = serve ? server : plain;
-    size_t n_insns = serve ? sizeof server / sizeof server[0] : sizeof plain / sizeof plain[0];
+    struct sock_filter waiter[] = FILTER(ALLOW_ALWAYS, ALLOW(SYS_read));
+    struct sock_filter *insns = serve ? server : wait ? waiter : plain;
+    size_t n_insns = serve  ? sizeof server / sizeof server[0]
+                     : wait ? sizeof waiter / sizeof waiter[0]
+                            : sizeof plain / sizeof plain[0];
     int ls = -1, port = 0;
     if (serve) {
         if ((ls = listen_local_any(4, &port)) < 0)
@@ -117,14 +127,15 @@ int main(int argc, char **argv)
         printf("port %d\n", port);
         fflush(stdout);
     }
-    if (early && set_cb)
+    if ((early || wait) && set_cb)
         set_cb(on_message, NULL); /* proflink's threads start here, before the filter */
     struct sock_fprog prog = {.len = (unsigned short)n_insns, .filter = insns};
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         return 3;
     int rc = !strcmp(argv[1], "prctl")
                  ? prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0)
-                 : (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+                 : (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                                !strcmp(argv[1], "tsync") ? SECCOMP_FILTER_FLAG_TSYNC : 0, &prog);
     if (rc != 0)
         return 3;
     const char msg[] = "sandboxed\n";
@@ -138,6 +149,15 @@ int main(int argc, char **argv)
             (void)!write(c, reply, sizeof reply - 1);
         close(c);
         (void)!write(1, got > 0 ? "served\n" : "not served\n", got > 0 ? 7 : 11);
+    }
+    if (wait) {
+        char c;
+        while (read(0, &c, 1) == 1 && c != '\n')
+            ;
+        /* no clock, no sleep: both would be system calls this allowlist forbids */
+        for (volatile unsigned long i = 0; i < 500000000ul; i++)
+            ;
+        (void)!write(1, "alive\n", 6);
     }
     if (api || early) {
         int rc = -2;

@@ -1,4 +1,4 @@
-/* unit_http_framing — where the response side of the HTTP scanner (preload/http/http_scan.c) says a
+/* unit_http_framing — where the response side of the HTTP scanner (preload/http/http_response_scan.c) says a
  * response ends, for every framing a server uses: Content-Length, chunked (extensions,
  * trailers), until the connection closes, interim 1xx heads before the final one, no body for
  * a HEAD request, 204 and 304, a protocol switch (101), keep-alive sequences; each stream fed
@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "../../preload/http/http_scan.c"
+#include "../../preload/http/http_request_scan.c"
+#include "../../preload/http/http_response_scan.c"
 #include "../../preload/leaves/ids.c"
 
 #define MAX_ENDS 8

@@ -1,7 +1,8 @@
 /* other_provider.c — a library of the same shape as the Elastic Java agent's native library
  * (elastic-jvmti-linux-*.so): it exports the apmint process storage pointer and TLS variable
  * with default visibility, and other_provider_start publishes a block naming a socket of its
- * own, as the agent does once its profiling integration starts. Loaded with dlopen after
+ * own, as the agent does once its profiling integration starts (other_provider_publish: a block
+ * naming a socket it did not bind, such as one spelt differently). Loaded with dlopen after
  * proflink, its references to both names resolve to proflink's definitions. Knows nothing of
  * proflink. */
 #include <stdint.h>
@@ -22,14 +23,9 @@ static uint8_t *put_str(uint8_t *p, const char *s)
     return p + 4 + n;
 }
 
-/* Binds a datagram socket at path and publishes the storage block naming it; returns the fd. */
-__attribute__((visibility("default"))) int other_provider_start(const char *path, const char *service)
+/* Publishes the storage block naming path, as the socket of this library. */
+__attribute__((visibility("default"))) void other_provider_publish(const char *path, const char *service)
 {
-    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    strncpy(a.sun_path, path, sizeof a.sun_path - 1);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0)
-        return -1;
     uint8_t *block = malloc(2 + 12 + strlen(service) + strlen(path));
     uint16_t minor = 1;
     memcpy(block, &minor, 2);
@@ -40,6 +36,17 @@ __attribute__((visibility("default"))) int other_provider_start(const char *path
     /* the calling thread's record, as the agent sets one per thread (a TLSDESC reference) */
     static uint8_t record[37];
     elastic_apm_profiling_correlation_tls_v1 = record;
+}
+
+/* Binds a datagram socket at path and publishes the storage block naming it; returns the fd. */
+__attribute__((visibility("default"))) int other_provider_start(const char *path, const char *service)
+{
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    strncpy(a.sun_path, path, sizeof a.sun_path - 1);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0)
+        return -1;
+    other_provider_publish(path, service);
     return fd;
 }
 

@@ -1,6 +1,8 @@
 /* provider_host.c — a program that loads another provider library late, as a JVM loads its
  * agent's: commands on stdin, one per line:
  *   load LIB SOCKET   dlopen LIB, start it with its socket at SOCKET ("loaded")
+ *   alias LIB SOCKET  dlopen LIB, have it publish a block naming SOCKET, a socket it did not
+ *                     bind ("aliased")
  *   thread            create and join a thread ("thread")
  *   resource ATTRS    proflink_set_resource(ATTRS) through dlsym, if proflink is there ("resource N")
  *   recv              wait (2 s at most) for a datagram on the other library's socket
@@ -48,6 +50,13 @@ int main(void)
             storage = h ? (void *(*)(void))dlsym(h, "other_provider_storage") : NULL;
             fd = start ? start(b, "other-service") : -1;
             printf(fd >= 0 ? "loaded\n" : "load failed: %s\n", dlerror());
+        } else if (sscanf(line, "alias %255s %255s", a, b) == 2) {
+            void *h = dlopen(a, RTLD_NOW);
+            typedef void (*publish_fn)(const char *, const char *);
+            publish_fn publish = h ? (publish_fn)dlsym(h, "other_provider_publish") : NULL;
+            if (publish)
+                publish(b, "other-service");
+            printf(publish ? "aliased\n" : "alias failed: %s\n", dlerror());
         } else if (!strncmp(line, "othread", 7)) {
             pthread_t t;
             pthread_create(&t, NULL, otel_pointer, NULL);

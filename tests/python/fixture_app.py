@@ -3,19 +3,25 @@ ended span (sampled or not) appended as a JSON line to $EXPORT_FILE, served thre
 werkzeug, a thread per request) or on asyncio (aiohttp, or a plain ASGI app on uvicorn), on a
 port the kernel picks (its "listening on" line on stderr says which).
 
-  python fixture_app.py flask|aiohttp|uvicorn
+  python fixture_app.py flask|aiohttp|uvicorn|aiohttp-uvloop|uvicorn-uvloop|aiohttp-other-loop
   GET /req?id=N&rounds=R&hold=K[&sampled=0]  root span "request N", child "work" doing R rounds
       of (a yield to other requests; 2 ms of CPU); in round K it appends
       "hold N <trace> <span> <root> <tid>" to $MARKER_FILE and stays on CPU until the file
       $RELEASE_DIR/N exists (at most 20 s)
-  GET /pool?id=N  root span "pool N" whose work runs on a thread pool in the request's context
-      (asyncio.to_thread; Flask: executor.submit(ctx.run, ...)): it holds ("hold N ... <tid>",
-      span = the root) first, then does the same inside a child span "pool-work"
+  GET /pool?id=N&how=H  root span "pool N" whose work runs on a thread pool: it holds
+      ("hold Na ... <tid>", span = the root) first, then ("hold Nb ...") inside a child span
+      "pool-work". H: to_thread (default: asyncio.to_thread), executor / executor_ctx
+      (run_in_executor of the function / of ctx.run), anyio (anyio.to_thread.run_sync); Flask:
+      ctx (default: executor.submit(ctx.run, ...)), submit (executor.submit of the function)
   GET /burn?id=N&kind=zlib|sha&ms=M  root span "burn N" burning M ms of CPU in 5 ms slices in
       zlib.compress or hashlib.sha256 (native frames a sampler tells apart), a yield between
       slices (on asyncio the other requests' slices run there)
+  GET /suspend?id=N  (asyncio services) root span "suspend N", child "waiting" in which it
+      appends "hold N ..." as /req does, then awaits /wake?id=N (suspended inside its span)
   GET /flush   provider.force_flush()
   GET /stats   messages_received correlations registrations of proflink_get_stats, or "none"
+  GET /eager?id=N  root span "eager N" creating a task whose first step enters a span and waits;
+      then "hold N" in the root (PROFLINK_TEST_EAGER=1: the loop's tasks are eager, 3.12+)
 PROFLINK_TEST_HOOK: "instrument" (default), "task_factory" (aiohttp: the loop's task factory
 instead, as for uvloop), "none" (neither: the tests show what they do).
 """
@@ -175,8 +181,11 @@ def serve_flask():
     def pool_req():
         id_ = request.args.get("id", "0")
         with tracer.start_as_current_span(f"pool {id_}", kind=trace.SpanKind.SERVER) as root:
-            ctx = contextvars.copy_context()
-            tid = pool.submit(ctx.run, pool_work, id_, root.get_span_context().span_id).result()
+            args = (id_, root.get_span_context().span_id)
+            if request.args.get("how") == "submit":  # the function itself, not ctx.run
+                tid = pool.submit(pool_work, *args).result()
+            else:
+                tid = pool.submit(contextvars.copy_context().run, pool_work, *args).result()
         return f"pool {id_} {tid}\n"
 
     @app.route("/burn")
@@ -217,7 +226,18 @@ async def req_async(q):
 async def pool_async(q):
     id_ = q.get("id", "0")
     with tracer.start_as_current_span(f"pool {id_}", kind=trace.SpanKind.SERVER) as root:
-        tid = await asyncio.to_thread(pool_work, id_, root.get_span_context().span_id)
+        args = (id_, root.get_span_context().span_id)
+        how = q.get("how", "to_thread")
+        loop = asyncio.get_running_loop()
+        if how == "to_thread":
+            tid = await asyncio.to_thread(pool_work, *args)
+        elif how == "executor":  # the function itself, not ctx.run
+            tid = await loop.run_in_executor(None, pool_work, *args)
+        elif how == "executor_ctx":
+            tid = await loop.run_in_executor(None, contextvars.copy_context().run, pool_work, *args)
+        elif how == "anyio":  # Starlette's run_in_threadpool, FastAPI's def endpoints
+            import anyio.to_thread
+            tid = await anyio.to_thread.run_sync(pool_work, *args)
     return f"pool {id_} {tid}\n"
 
 
@@ -226,6 +246,50 @@ async def burn_async(q):
         for _ in burn_slices(q["kind"], int(q["ms"])):
             await asyncio.sleep(0)
     return f"burnt {q['id']}\n"
+
+
+_events = {}
+
+
+def _event(id_):
+    return _events.setdefault(id_, asyncio.Event())
+
+
+async def suspend_async(q):
+    """Enters its spans, says where ("hold"), then waits for /wake inside them: the task stays
+    suspended inside its span while the loop runs other tasks or waits for I/O."""
+    id_ = q.get("id", "0")
+    with tracer.start_as_current_span(f"suspend {id_}", kind=trace.SpanKind.SERVER) as root:
+        with tracer.start_as_current_span("waiting"):
+            sc = trace.get_current_span().get_span_context()
+            with open(os.environ["MARKER_FILE"], "a") as f:
+                f.write(f"hold {id_} {sc.trace_id:032x} {sc.span_id:016x} "
+                        f"{root.get_span_context().span_id:016x} {threading.get_native_id()}\n")
+            await _event(id_).wait()
+            spin(2)
+    return f"woken {id_}\n"
+
+
+async def eager_async(q):
+    """Root span "eager N"; a child task (eager when the loop's task factory is
+    asyncio.eager_task_factory: its first step runs here, in this step) enters a span and
+    waits; back in this step, still inside the root only: "hold N" (span = the root)."""
+    id_ = q.get("id", "0")
+    with tracer.start_as_current_span(f"eager {id_}", kind=trace.SpanKind.SERVER) as root:
+        async def child():
+            with tracer.start_as_current_span("eager-child"):
+                await _event(id_).wait()
+
+        task = asyncio.get_running_loop().create_task(child())
+        hold(id_, root.get_span_context().span_id)
+        _event(id_).set()
+        await task
+    return f"eager {id_}\n"
+
+
+async def wake_async(q):
+    _event(q.get("id", "0")).set()
+    return "set\n"
 
 
 async def flush_async(q):
@@ -239,15 +303,36 @@ async def stats_async(q):
 
 # the asyncio services' routes: path -> async (query dict) -> response text
 ROUTES = {"/req": req_async, "/pool": pool_async, "/burn": burn_async, "/flush": flush_async,
-          "/stats": stats_async}
+          "/stats": stats_async, "/suspend": suspend_async, "/wake": wake_async,
+          "/eager": eager_async}
 
 
 async def set_hook():
     if HOOK == "task_factory":
         asyncio.get_running_loop().set_task_factory(proflink_otel.task_factory)
+    if os.environ.get("PROFLINK_TEST_EAGER") == "1":  # Python 3.12+
+        asyncio.get_running_loop().set_task_factory(asyncio.eager_task_factory)
 
 
-def serve_aiohttp():
+def run_on(loop, main):
+    if loop == "uvloop":
+        import uvloop
+        uvloop.run(main())
+    elif loop == "other":
+        # an asyncio-compatible loop proflink-otel does not know: uvloop's compiled loop in a
+        # class of its own (not uvloop.Loop, whose methods instrument() wraps)
+        import uvloop.loop
+
+        class OtherLoop(uvloop.loop.Loop, asyncio.AbstractEventLoop):
+            pass
+
+        with asyncio.Runner(loop_factory=OtherLoop) as runner:
+            runner.run(main())
+    else:
+        asyncio.run(main())
+
+
+def serve_aiohttp(loop="asyncio"):
     from aiohttp import web
 
     def route(fn):
@@ -266,12 +351,12 @@ def serve_aiohttp():
         listening(site._server.sockets[0].getsockname()[1])
         await asyncio.Event().wait()
 
-    asyncio.run(main())
+    run_on(loop, main)
 
 
-def serve_uvicorn():
-    """A plain ASGI app on uvicorn's asyncio loop (the socket is bound and listening before
-    uvicorn serves it: connections wait in its backlog)."""
+def serve_uvicorn(loop="asyncio"):
+    """A plain ASGI app on uvicorn, on asyncio's loop or uvloop (the socket is bound and
+    listening before uvicorn serves it: connections wait in its backlog)."""
     import socket
     import urllib.parse
 
@@ -290,15 +375,18 @@ def serve_uvicorn():
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     listening(sock.getsockname()[1])
-    server = uvicorn.Server(uvicorn.Config(app, loop="asyncio", lifespan="off", log_level="warning",
+    server = uvicorn.Server(uvicorn.Config(app, loop=loop, lifespan="off", log_level="warning",
                                            access_log=False))
 
     async def main():
         await set_hook()
         await server.serve(sockets=[sock])
 
-    asyncio.run(main())
+    run_on(loop, main)
 
 
 if __name__ == "__main__":
-    {"flask": serve_flask, "aiohttp": serve_aiohttp, "uvicorn": serve_uvicorn}[MODE]()
+    {"flask": serve_flask, "aiohttp": serve_aiohttp, "uvicorn": serve_uvicorn,
+     "uvicorn-uvloop": lambda: serve_uvicorn("uvloop"),
+     "aiohttp-uvloop": lambda: serve_aiohttp("uvloop"),
+     "aiohttp-other-loop": lambda: serve_aiohttp("other")}[MODE]()

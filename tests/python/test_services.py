@@ -6,6 +6,7 @@ import concurrent.futures
 import json
 import os
 import subprocess
+import sys
 import time
 
 import pytest
@@ -13,7 +14,8 @@ import pytest
 from conftest import (AGENT, ATTR, B64_A, B64_B, FIXTURE, ID_A, ID_B, send, socket_of, thread_view,
                       traced_threads, wait_until)
 
-MODES = ["flask", "aiohttp", "uvicorn"]
+MODES = ["flask", "aiohttp", "uvicorn", "uvicorn-uvloop"]
+LOOPS = ["aiohttp", "uvicorn", "aiohttp-uvloop", "uvicorn-uvloop"]
 
 
 def get_all(svc, paths):
@@ -37,6 +39,10 @@ def roots_by_name(spans):
 @pytest.mark.parametrize("mode", MODES + ["aiohttp-task-factory"])
 def test_requests_published_on_their_thread_and_ids_on_exported_roots(services, sockdir, mode):
     if mode == "aiohttp-task-factory":  # the loop's task factory instead of instrument()
+        if sys.version_info >= (3, 12):
+            pytest.skip("aiohttp makes its handlers' tasks with asyncio.Task(eager_start=True) "
+                        "from Python 3.12 on, not through the loop's task factory: nothing is "
+                        "published on the loop's thread then (never a suspended task's span)")
         svc = services([FIXTURE, "aiohttp"], env={"PROFLINK_TEST_HOOK": "task_factory"})
     else:
         svc = services([FIXTURE, mode])
@@ -91,21 +97,123 @@ def test_requests_published_on_their_thread_and_ids_on_exported_roots(services, 
         assert parent["traceId"] == s["traceId"]
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_thread_pool_work_publishes_the_context_it_runs_in(services, mode):
+@pytest.mark.parametrize("mode", LOOPS)
+def test_the_loop_thread_shows_nothing_between_callbacks(services, mode):
+    """Between callbacks the loop thread is its own: nothing while idle, nothing while a task
+    waits inside its span, and the span of the task whose step runs. (aiohttp's loop runs
+    nothing once the request is suspended, until the next request: a hook that did not put
+    back the loop's own context would leave the span there. uvicorn's server ticks every
+    100 ms: the next callback would hide it.)"""
     svc = services([FIXTURE, mode])
-    fut = get_all(svc, ["/pool?id=1"])[0]
-    # ctx.run work (asyncio.to_thread, submit(ctx.run, ...)): the request's root on the worker
-    trace, span, root, tid = svc.wait_hold("1a")
-    assert span == root and tid != svc.pid
+    loop = svc.pid
+    svc.get("/req?id=0&rounds=2")
+    assert thread_view(svc.pid, loop) == (None, None)  # idle after a request
+    suspended = get_all(svc, ["/suspend?id=1"])[0]
+    trace1, span1, root1, tid = svc.wait_hold("1")
+    assert tid == loop
+    # the marker is written in the step that then suspends: once it has, the loop waits for I/O
+    # with request 1 suspended inside its span, and shows nothing, for as long as it is idle
+    wait_until("the loop idle, showing nothing",
+               lambda: thread_view(svc.pid, loop) == (None, None))
+    for _ in range(5):
+        time.sleep(0.05)
+        assert thread_view(svc.pid, loop) == (None, None)
+    # another request's step on CPU: its own span, not the suspended one's
+    running = get_all(svc, ["/req?id=2&rounds=3&hold=2"])[0]
+    trace2, span2, root2, _ = svc.wait_hold("2")
+    assert thread_view(svc.pid, loop) == ((trace2, span2, root2), (trace2, root2))
+    svc.release("2")
+    assert running.result() == "done 2\n"
+    assert thread_view(svc.pid, loop) == (None, None)  # request 1 still suspended
+    assert svc.get("/wake?id=1") == "set\n"
+    assert suspended.result() == "woken 1\n"
+    assert thread_view(svc.pid, loop) == (None, None)
+
+
+@pytest.mark.parametrize("mode,hook", [("aiohttp-other-loop", "instrument"), ("aiohttp", "none")])
+def test_a_loop_not_followed_shows_nothing_and_says_so_once(services, mode, hook):
+    """An event loop whose task steps proflink-otel cannot follow (a loop class it does not
+    know; asyncio's without instrument()): the loop thread publishes nothing, rather than a
+    suspended task's span during another's step; one warning says why."""
+    svc = services([FIXTURE, mode], env={"PROFLINK_TEST_HOOK": hook})
+    futures = get_all(svc, [f"/req?id={i}&rounds=4&hold=3" for i in (1, 2)])
+    for _ in (1, 2):
+        holds = wait_until("a hold", lambda: svc.holds())
+        id_ = next(iter(holds))
+        trace, span, root, tid = holds[id_]
+        assert tid == svc.pid and int(trace, 16)  # inside its span, on the loop's thread
+        assert thread_view(svc.pid, tid) == (None, None)
+        os.unlink(svc.marker)
+        svc.release(id_)
+    assert sorted(f.result() for f in futures) == ["done 1\n", "done 2\n"]
+    # a thread-pool worker is no loop's: the request's span is shown there
+    if hook == "instrument":
+        fut = get_all(svc, ["/pool?id=3"])[0]
+        trace, span, root, tid = svc.wait_hold("3a")
+        assert thread_view(svc.pid, tid) == ((trace, root, root), (trace, root))
+        svc.release("3a")
+        svc.release("3b")
+        assert fut.result() == f"pool 3 {tid}\n"
+    warned = [line for line in open(svc.err) if "proflink-otel" in line]
+    assert len(warned) == 1, warned
+    assert ("OtherLoop" in warned[0]) if hook == "instrument" else ("instrument()" in warned[0])
+
+
+# asyncio's loop only: uvloop 0.23 passes eager_start= to a task factory, which Python 3.13.0's
+# eager_task_factory does not take (a TypeError with or without proflink-otel)
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="eager tasks are Python 3.12+")
+@pytest.mark.parametrize("mode", ["aiohttp", "uvicorn"])
+def test_an_eager_task_leaves_its_creator_its_own_span(services, mode):
+    """An eager task's first step runs inside its creator's step; once it suspends inside its
+    span, the creator goes on with its own span shown, not the task's."""
+    svc = services([FIXTURE, mode], env={"PROFLINK_TEST_EAGER": "1"})
+    fut = get_all(svc, ["/eager?id=1"])[0]
+    trace, span, root, tid = svc.wait_hold("1")
+    assert span == root and tid == svc.pid
     assert thread_view(svc.pid, tid) == ((trace, root, root), (trace, root))
+    svc.release("1")
+    assert fut.result() == "eager 1\n"
+    assert thread_view(svc.pid, tid) == (None, None)
+
+
+POOLS = [("flask", "ctx"), ("flask", "submit")] + [
+    (m, how) for m in LOOPS for how in ("to_thread", "executor", "executor_ctx", "anyio")]
+
+
+@pytest.mark.parametrize("mode,how", POOLS)
+def test_thread_pool_work_publishes_the_context_it_runs_in(services, mode, how):
+    """Work handed to a pool thread (with the request's context, or without: the function
+    itself) shows the request's span while it runs, its own child span inside it, nothing
+    after."""
+    svc = services([FIXTURE, mode])
+    fut = get_all(svc, [f"/pool?id=1&how={how}"])[0]
+    plain = how in ("submit", "executor")  # the function itself, in the worker's own context
+    trace, span, root, tid = svc.wait_hold("1a")
+    assert tid != svc.pid
+    seen_a = thread_view(svc.pid, tid)
     svc.release("1a")
-    # a child span started on the worker: published with the request's root as transaction
     trace_b, span_b, root_b, tid_b = svc.wait_hold("1b")
-    assert (trace_b, root_b, tid_b) == (trace, root, tid) and span_b != root
-    assert thread_view(svc.pid, tid) == ((trace, span_b, root), (trace, root))
+    assert tid_b == tid and span_b != root
+    seen_b = thread_view(svc.pid, tid)
     svc.release("1b")
     assert fut.result() == f"pool 1 {tid}\n"
+    # the request's root on the worker (where the work runs in the worker's own context, OTel
+    # has no span there: the exported root says which one it is)
+    req = wait_until("the request's root exported",
+                     lambda: roots_by_name(svc.spans()).get("pool 1"))
+    assert (req["spanId"], req["traceId"]) == (root, trace if not plain else req["traceId"])
+    if not plain:
+        assert span == root
+    t, r = req["traceId"], req["spanId"]
+    assert seen_a == ((t, r, r), (t, r))
+    if plain:
+        # a span started by the function: a new trace's root, published as such
+        assert trace_b != t
+        assert seen_b == ((trace_b, span_b, span_b), (trace_b, span_b))
+    else:
+        # a child span started on the worker: published with the request's root as transaction
+        assert (trace_b, root_b) == (t, r)
+        assert seen_b == ((t, span_b, r), (t, r))
     # the worker lives on in the pool, without the request's trace
     wait_until("no thread with a trace", lambda: traced_threads(svc.pid) == [])
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/target_json.h"
+#include "common/target_netns.h"
 #include "common/target_util.h"
 
 static void base64url(const uint8_t id[16], char out[23])
@@ -123,9 +124,22 @@ void agent_report_text(const struct agent *a, const struct agent_options *o,
                "the same (a profiler does that on its side); for the ids to reach the service, "
                "set PROFLINK_FIFO=PATH or use a tracer\n",
                (long)a->t.pid);
-    else if (a->sender.dropped)
+    else if (a->sender.dropped) {
+        char why[TARGET_QLEN_WHY_MAX] = "";
+        int qlen = target_dgram_qlen(a->t.pid, why, sizeof why);
         printf("proflink-agent: (a unix datagram socket queues net.unix.max_dgram_qlen messages, "
-               "10 by default; the rest of a burst is dropped, as by the profiler)\n");
+               "10 by default, ");
+        if (qlen >= 0)
+            printf("%d in pid %ld's network namespace", qlen, (long)a->t.pid);
+        else
+            printf("unknown in pid %ld's network namespace: %s", (long)a->t.pid, why);
+        printf("; the rest of a burst is dropped, as by the profiler)\n"
+               "      fix: net.unix.max_dgram_qlen=%d in that namespace before the service starts "
+               "(nsenter -t %ld -n sysctl -w ...; the Debian package sets it on the host, else "
+               "proflink-system dgram-queue; a container: docker run --sysctl, a Kubernetes pod's "
+               "securityContext.sysctls)\n",
+               TARGET_QLEN_ADVISED, (long)a->t.pid);
+    }
     print_stacks(&a->tally);
     print_txns(&a->tally, o->max_txns);
     if (a->by.name)

@@ -101,6 +101,62 @@ static char *read_conf(pid_t pid)
     return target_read_file(path, &n);
 }
 
+/* The keys the library takes from the file (preload/config/config_file.c, allowed[]). */
+static const char *const conf_keys[] = {
+    ENABLED_KEY,
+    "ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR",
+    "ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_BUFFER_SIZE",
+    "PROFLINK_INCLUDE",
+    "PROFLINK_EXCLUDE",
+    "PROFLINK_LOG",
+    "PROFLINK_INHERIT",
+    "PROFLINK_OTEL_CONTEXT",
+};
+
+int target_conf_ignored(pid_t pid, char *out, size_t cap)
+{
+    size_t used = 0;
+    int n = 0, lineno = 0;
+    out[0] = 0;
+    char *conf = read_conf(pid);
+    for (char *p = conf; p && *p;) {
+        char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        lineno++;
+        while (len && (*p == ' ' || *p == '\t'))
+            p++, len--;
+        while (len && (p[len - 1] == ' ' || p[len - 1] == '\t' || p[len - 1] == '\r'))
+            len--;
+        const char *eq = memchr(p, '=', len);
+        char why[160];
+        why[0] = 0;
+        if (len && *p != '#') {
+            if (!eq) {
+                snprintf(why, sizeof why, "not KEY=VALUE");
+            } else {
+                size_t k = (size_t)(eq - p);
+                while (k && (p[k - 1] == ' ' || p[k - 1] == '\t'))
+                    k--;
+                int known = 0;
+                for (size_t i = 0; i < sizeof conf_keys / sizeof conf_keys[0]; i++)
+                    known |= strlen(conf_keys[i]) == k && !strncmp(conf_keys[i], p, k);
+                if (!known)
+                    snprintf(why, sizeof why, "%.*s cannot be set there", (int)(k < 64 ? k : 64), p);
+            }
+        }
+        if (why[0]) {
+            int w = snprintf(out + used, cap - used, "%s%s:%d: %s; ignored", n ? "\n" : "",
+                             CONF_PATH, lineno, why);
+            if (w > 0 && (size_t)w < cap - used)
+                used += (size_t)w;
+            n++;
+        }
+        p = nl ? nl + 1 : NULL;
+    }
+    free(conf);
+    return n;
+}
+
 int target_excluded(pid_t pid, char *why, size_t cap)
 {
     if (secure_exec(pid)) {

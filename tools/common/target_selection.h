@@ -13,4 +13,10 @@
 /* 1 when pid is excluded on purpose, with the reason and what to change in why; 0 otherwise. */
 int target_excluded(pid_t pid, char *why, size_t cap);
 
+/* The lines of /etc/proflink/proflink.conf under pid's root that the library skips (not
+ * KEY=VALUE, or a key that cannot be set there), one "FILE:LINE: why" per line into out (""
+ * when none, or no usable file): the library skips them without a word on the program's stderr,
+ * so the tools say it. Returns how many. */
+int target_conf_ignored(pid_t pid, char *out, size_t cap);
+
 #endif

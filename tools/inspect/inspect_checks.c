@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/target_selection.h"
 #include "common/target_diagnose.h"
 #include "inspect_otel.h"
 #include "inspect_threads.h"
@@ -145,6 +146,7 @@ static void check_socket(struct inspect_report *r)
 void inspect_run(struct inspect_report *r, const struct inspect_options *o)
 {
     target_thread_comm(r->t.pid, r->t.pid, r->comm, sizeof r->comm);
+    target_conf_ignored(r->t.pid, r->conf_ignored, sizeof r->conf_ignored);
     check_mapping(r);
     if (r->c[C_MAPPING].st == ST_FAIL)
         skip(r, C_ELF, C_MAPPING);

@@ -247,6 +247,15 @@ void inspect_render_json(const struct inspect_report *r)
         target_json_null(&j, "dgram_qlen");
     if (r->qlen < 0 && r->qlen_why[0])
         target_json_str(&j, "dgram_qlen_skipped", r->qlen_why);
+    target_json_array(&j, "config_ignored");
+    for (const char *l = r->conf_ignored; *l;) {
+        size_t n = strcspn(l, "\n");
+        char line[sizeof r->conf_ignored];
+        snprintf(line, sizeof line, "%.*s", (int)n, l);
+        target_json_str(&j, NULL, line);
+        l += n + (l[n] == '\n');
+    }
+    target_json_end_array(&j);
     if (r->reader >= 0)
         target_json_bool(&j, "socket_reader", r->reader);
     else

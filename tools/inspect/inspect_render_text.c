@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "common/target_netns.h"
 
@@ -134,11 +135,21 @@ void inspect_render_text(const struct inspect_report *r)
                "a profiler's burst of samples, all but the first %d are dropped (the profiler "
                "counts them as dropped; their stack trace ids never reach the tracer)\n"
                "      fix: raise it in that namespace, e.g. nsenter -t %d -n sysctl -w "
-               "net.unix.max_dgram_qlen=1000 (a container: its sysctls setting), before the "
-               "service starts (a socket keeps the value it was created with)\n",
-               r->qlen, r->qlen + 1, (int)r->t.pid);
+               "net.unix.max_dgram_qlen=%d, before the service starts (a socket keeps the value "
+               "it was created with); on the host the Debian package sets it "
+               "(/usr/lib/sysctl.d/60-proflink.conf; else proflink-system dgram-queue); a "
+               "container gets its own: docker run --sysctl net.unix.max_dgram_qlen=%d, a "
+               "Kubernetes pod's securityContext.sysctls (docs/system-wide.md)\n",
+               r->qlen, r->qlen + 1, (int)r->t.pid, TARGET_QLEN_ADVISED, TARGET_QLEN_ADVISED);
     else if (r->qlen_why[0])
         printf("SKIP  qlen     net.unix.max_dgram_qlen not checked: %s\n", r->qlen_why);
+    for (const char *l = r->conf_ignored; *l;) {
+        size_t n = strcspn(l, "\n");
+        printf("WARN  config   %.*s (the library skips it without a word)\n"
+               "      fix: take the line out, or set it in the service's own environment\n",
+               (int)n, l);
+        l += n + (l[n] == '\n');
+    }
     printf("%s\n", r->attachable ? "result: attachable (the apmint profiler would attach)"
                                  : "result: NOT attachable (the apmint profiler would not attach)");
 }

@@ -65,6 +65,8 @@ struct inspect_report {
     int qlen; /* net.unix.max_dgram_qlen of its network namespace, -1 unknown (target_netns.h) */
     char qlen_why[TARGET_QLEN_WHY_MAX]; /* why it is unknown ("" when not looked at) */
     int reader; /* proflink's intake thread: 1 running, 0 none, -1 unknown (target_reader.h) */
+    /* lines of /etc/proflink/proflink.conf (under its root) the library skips, "\n"-separated */
+    char conf_ignored[2048];
     int key_map_refreshed;                 /* re-read for an index the first read lacked */
     int attachable; /* checks 1-5 pass (or only warn): the apmint profiler would attach */
 };

@@ -63,7 +63,10 @@ static void usage(void)
             "\n"
             "Several processes are reported one after the other (--json: {\"processes\": [...]}).\n"
             "Exit status: 0 attachable, 1 not attachable, 2 usage error or cannot inspect PID;\n"
-            "for several processes the worst of theirs.\n");
+            "for several processes the worst of theirs.\n"
+            "\n"
+            "proflink's own system calls (for a seccomp allowlist or SystemCallFilter=) are listed\n"
+            "by phase in docs/system-wide.md; strace -f shows them in a run.\n");
 }
 
 static int fatal(int json, pid_t pid, const char *msg)

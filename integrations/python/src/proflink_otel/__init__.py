@@ -2,8 +2,9 @@
 proflink's docs/api.md).
 
 - ProflinkRuntimeContext: OTEL_PYTHON_CONTEXT=proflink; publishes the active span on the calling
-  thread at every attach and detach.
-- instrument(): asyncio task steps and thread-pool ctx.run work publish their own context.
+  thread at every attach and detach (on an event loop's thread, only inside a followed step).
+- instrument(): asyncio and uvloop task steps, greenlet switches and work handed to threads
+  (thread pools, anyio's workers) publish their own context.
 - ProflinkSpanProcessor(inner): sampled local roots reach ``inner`` with the profiler's
   stack-trace ids in elastic.profiler_stack_trace_ids.
 

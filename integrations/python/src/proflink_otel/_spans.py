@@ -10,8 +10,14 @@ the same trace, else is its own local root.
 
 ``publish`` keeps, per thread, the buffer proflink has for it, and calls proflink only when it
 changes: entering a context without a span where none is published costs no call at all.
+An attach publishes only where what it publishes cannot outlive its step: on a plain thread,
+or inside a step hooks.py follows (``step``); on a thread running an event loop anywhere else,
+nothing (``unfollowed``).
 """
+import sys
 import threading
+import warnings
+from asyncio.events import _get_running_loop as _running_loop
 
 from opentelemetry import trace as trace_api
 from opentelemetry.trace.propagation import _SPAN_KEY
@@ -67,8 +73,22 @@ def buf_of(span, outer):
     return buf or None
 
 
-class _Published(threading.local):
+def _thread_local():
+    """The thread-local base class: a thread's own, also where gevent has patched
+    ``threading.local`` into a per-greenlet one (proflink's record is per thread)."""
+    monkey = sys.modules.get("gevent.monkey")
+    if monkey is not None:
+        return monkey.get_original("_thread", "_local")
+    return threading.local
+
+
+class _Published(_thread_local()):
     buf = None  # what proflink has for this thread: a span's bytes(40), None = no trace
+    # True while a hook of hooks.py follows this thread's switches (an event-loop callback it
+    # wraps, a thread whose greenlet switches it traces): it publishes what runs next and puts
+    # back what was there, so an attach may publish
+    step = False
+    traced = False  # its greenlet switches are traced (hooks.py)
 
 
 tls = _Published()
@@ -87,9 +107,65 @@ def publish_context(c):
             buf = span._proflink_ctx or None
         except AttributeError:
             buf = buf_of(span, t.buf)
+        if (buf is not None and buf is not t.buf and (guards or _running_loop() is not None)
+                and not t.step):
+            buf = unfollowed(buf)
     if t.buf is not buf:
         t.buf = buf
         set_context(buf)
+
+
+def publish_in(c):
+    """publish_context for the hooks, which follow the switch they publish at."""
+    span = c.get(_SPAN_KEY) if c else None
+    t = tls
+    if span is None:
+        buf = None
+    else:
+        try:
+            buf = span._proflink_ctx or None
+        except AttributeError:
+            buf = buf_of(span, t.buf)
+    if t.buf is not buf:
+        t.buf = buf
+        set_context(buf)
+
+
+# hooks.py's checks of a thread that switches between contexts other than by event-loop
+# callbacks (greenlets): each takes the buffer about to be published and returns it, or None
+guards = []
+# hooks.py's tests of an event loop's type: True when instrument() follows such loops
+followers = []
+_warned = set()
+
+
+def unfollowed(buf):
+    """``buf`` about to be published by an attach outside a followed step: published on a plain
+    thread; None on a thread running an event loop (the span would stay published once its task
+    step suspends, during other tasks' steps: never wrong, so nothing) or where a guard says so."""
+    loop = _running_loop()
+    if loop is not None:
+        _unfollowed_loop(type(loop))
+        return None
+    for g in guards:
+        buf = g(buf)
+        if buf is None:
+            break
+    return buf
+
+
+def _unfollowed_loop(kind):
+    """Says once per kind of loop that nothing is published on its thread, unless instrument()
+    follows it (its own callbacks that run outside the steps it follows: nothing, silently)."""
+    if kind in _warned or any(f(kind) for f in followers):
+        return
+    _warned.add(kind)
+    name = f"{kind.__module__}.{kind.__qualname__}"
+    why = ("call proflink_otel.instrument() once at start" if not followers else
+           "proflink-otel cannot follow its task steps")
+    warnings.warn(f"proflink-otel: spans entered on the thread of event loop {name} are not "
+                  f"published ({why}): a task's span would be shown during other tasks' steps",
+                  stacklevel=4)
 
 
 def publish(buf):

@@ -1,6 +1,7 @@
 """ProflinkRuntimeContext: the SDK's contextvars runtime context that also publishes the active
 span to proflink on the calling thread, at every attach and detach (none when no span is
-active). Selected the SDK's way: OTEL_PYTHON_CONTEXT=proflink (entry point group
+active; on a thread running an event loop, only inside a step hooks.py follows: see
+_spans.publish_context). Selected the SDK's way: OTEL_PYTHON_CONTEXT=proflink (entry point group
 ``opentelemetry_context``).
 
 Without proflink it is the SDK's ContextVarsRuntimeContext, exactly: its methods are then the
