@@ -260,7 +260,8 @@ static struct detached *detached_find(const SSL *s, int create)
                                                  memory_order_acq_rel, memory_order_relaxed))
         return 0;
     http_conn_start(&t[room].c, 0);
-    atomic_store_explicit(&t[room].c.tls, 1, memory_order_release); /* plaintext only */
+    atomic_store_explicit(&t[room].c.tls, 2, memory_order_release); /* plaintext only */
+    atomic_store_explicit(&http_conn_tls_detached, 1, memory_order_relaxed);
     return &t[room];
 }
 
@@ -383,6 +384,40 @@ static void stream_ends(int fd)
         (sys_fstat(fd, &st) != 0 || (uint64_t)st.st_ino != c->ino))
         return;
     http_conn_lost(c);
+}
+
+/* An SSL object was given descriptor fd (ok: the call's result, returned): a connection the
+ * program accepted is TLS from now on, its plaintext followed through OpenSSL (tls 2), before
+ * its first bytes (the handshake) are read, so that no thread reading them for OpenSSL is taken
+ * for one working on a connection it cannot see (http_conn_dark). */
+static int bound(int fd, int ok)
+{
+    if (ok != 1 || fd < 0 || !atomic_load_explicit(&http_reading, memory_order_relaxed))
+        return ok;
+    struct http_conn *c = http_conn_find(fd);
+    if (c && atomic_load_explicit(&c->tls, memory_order_relaxed) != 2)
+        atomic_store_explicit(&c->tls, 2, memory_order_release);
+    return ok;
+}
+
+/* s was given read BIO r: bound() for its descriptor. A server-side object whose BIO has none
+ * (memory BIOs: asyncio) will have its plaintext followed on a slot of its own, so TLS
+ * connections never bound are not dark in this process (http_conn_tls_detached), from before
+ * the first such object's handshake is read. */
+static void bound_bio(SSL *s, BIO *r, uintptr_t ret)
+{
+    if (!r || !atomic_load_explicit(&http_reading, memory_order_relaxed))
+        return;
+    get_fd_fn get = next_SSL_get_rfd(ret); /* r is not NULL: asking raises no error */
+    int fd = get ? get(s) : -1;
+    if (fd >= 0) {
+        bound(fd, 1);
+        return;
+    }
+    get_fd_fn server = next_SSL_is_server(ret);
+    if (server && server(s) == 1 &&
+        !atomic_load_explicit(&http_conn_tls_detached, memory_order_relaxed))
+        atomic_store_explicit(&http_conn_tls_detached, 1, memory_order_relaxed);
 }
 
 /* s stops carrying its connection's plaintext (SSL_free, SSL_clear, a new descriptor or BIO):
@@ -523,13 +558,13 @@ PROFLINK_EXPORT int SSL_clear(SSL *s)
 PROFLINK_EXPORT int SSL_set_fd(SSL *s, int fd)
 {
     unbind(s);
-    return next_SSL_set_fd(CALLER)(s, fd);
+    return bound(fd, next_SSL_set_fd(CALLER)(s, fd));
 }
 
 PROFLINK_EXPORT int SSL_set_rfd(SSL *s, int fd)
 {
     unbind(s);
-    return next_SSL_set_rfd(CALLER)(s, fd);
+    return bound(fd, next_SSL_set_rfd(CALLER)(s, fd));
 }
 
 PROFLINK_EXPORT int SSL_set_wfd(SSL *s, int fd)
@@ -540,14 +575,18 @@ PROFLINK_EXPORT int SSL_set_wfd(SSL *s, int fd)
 
 PROFLINK_EXPORT void SSL_set_bio(SSL *s, BIO *r, BIO *w)
 {
+    uintptr_t ret = CALLER;
     unbind(s);
-    next_SSL_set_bio(CALLER)(s, r, w);
+    next_SSL_set_bio(ret)(s, r, w);
+    bound_bio(s, r, ret);
 }
 
 PROFLINK_EXPORT void SSL_set0_rbio(SSL *s, BIO *r)
 {
+    uintptr_t ret = CALLER;
     unbind(s);
-    next_SSL_set0_rbio(CALLER)(s, r);
+    next_SSL_set0_rbio(ret)(s, r);
+    bound_bio(s, r, ret);
 }
 
 PROFLINK_EXPORT void SSL_set0_wbio(SSL *s, BIO *w)

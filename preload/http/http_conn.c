@@ -14,6 +14,7 @@
 PROFLINK_EXPORT _Atomic uint32_t proflink_http_reading;
 PROFLINK_LOCAL_ALIAS(http_reading, proflink_http_reading);
 _Atomic long http_conn_live;
+_Atomic uint8_t http_conn_tls_detached;
 
 /* Leaves are published with a release compare-and-swap and read with acquire loads, so a
  * thread that finds a leaf sees it zeroed (mmap) and never half-initialised. */
@@ -250,6 +251,8 @@ uint32_t http_conn_feed_tls(struct http_conn *c, int fd, const uint8_t *p, size_
         *gen = atomic_load_explicit(&c->gen, memory_order_relaxed);
         return 0;
     }
+    if (atomic_load_explicit(&c->tls, memory_order_relaxed) == 1)
+        atomic_store_explicit(&c->tls, 2, memory_order_relaxed); /* followed through SSL_read */
     return feed(c, fd, p, n, 0, gen, 1);
 }
 

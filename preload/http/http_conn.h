@@ -57,6 +57,10 @@ struct http_conn {
 extern _Atomic uint32_t proflink_http_reading;
 /* the same flag, by the name the library reads it (export.h: PROFLINK_LOCAL_ALIAS) */
 extern _Atomic uint32_t http_reading __attribute__((visibility("hidden")));
+/* Set once a server-side OpenSSL object behind memory BIOs (no descriptor: asyncio) has been
+ * read (ssl_io.c): its plaintext is followed on a connection of its own, which cannot be tied
+ * to the socket whose ciphertext the program reads. */
+extern _Atomic uint8_t http_conn_tls_detached;
 /* How many descriptors are tracked: 0 makes every lookup one load. */
 extern _Atomic long http_conn_live;
 
@@ -108,6 +112,16 @@ int http_conn_wrote_unseen_tls(struct http_conn *c, uint64_t n);
 /* Bytes of c went by that proflink could not see (MSG_TRUNC on a stream, splice, recvmmsg,
  * stdio): stop following c; its open requests end for every thread. */
 void http_conn_lost(struct http_conn *c);
+
+/* 1 when c is a TLS connection whose plaintext is not followed: marked by its first bytes
+ * (tls 1) but never fed by SSL_read (tls 2), in a process that reads no OpenSSL object behind
+ * memory BIOs. Another TLS library, or OpenSSL reached where no hook sees it: a thread working
+ * on it cannot know which request it works on (http_thread_touched). */
+static inline int http_conn_dark(struct http_conn *c)
+{
+    return atomic_load_explicit(&c->tls, memory_order_relaxed) == 1 &&
+           !atomic_load_explicit(&http_conn_tls_detached, memory_order_relaxed);
+}
 
 /* 1 while request seq of generation gen is open on c. */
 static inline int http_conn_open_req(struct http_conn *c, uint32_t gen, uint32_t seq)

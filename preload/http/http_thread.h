@@ -43,11 +43,12 @@ static inline void http_thread_api_took(void)
 /* The thread read the head of request seq (generation gen) on c. */
 void http_thread_read(struct http_conn *c, uint32_t gen, uint32_t seq);
 /* The thread read from or wrote to c (after http_conn_feed / http_conn_wrote): a lost c makes
- * it unsure. */
+ * it unsure, and so does a TLS connection whose plaintext is not followed (http_conn_dark). */
 void http_thread_lost_touched(void);
 static inline void http_thread_touched(struct http_conn *c)
 {
-    if (__builtin_expect(atomic_load_explicit(&c->lost, memory_order_acquire) != 0, 0))
+    if (__builtin_expect(atomic_load_explicit(&c->lost, memory_order_acquire) != 0, 0) ||
+        __builtin_expect(http_conn_dark(c), 0))
         http_thread_lost_touched();
 }
 /* A wait (before and after it): notes of ended requests dropped, and an unsure thread with
