@@ -112,6 +112,9 @@ endif
 .PHONY: all check test demo bench clean install uninstall asan fuzz lint
 all: $(ALL)
 
+# the Java agent extension where a JDK and Maven are found (adds itself to all)
+include integrations/java/java.mk
+
 # Every compile writes its header dependencies next to its output (-MMD -MP; read back below),
 # so an edited header rebuilds exactly what includes it, and nothing else.
 DEPFLAGS  := -MMD -MP

@@ -106,6 +106,10 @@ if [ -x build/pyenv/bin/python ]; then  # integrations/python/venv.sh made it
     echo "== Python integration (proflink-otel over ctypes) =="
     bash bench/python/run.sh "$LIB"
 fi
+if command -v javac >/dev/null && [ -f build/proflink-otel-javaagent-extension.jar ]; then
+    echo "== Java agent extension (context storage wrapper over JNI) =="
+    bash bench/java/run.sh
+fi
 echo "== HTTP reading (PROFLINK_HTTP=1 vs 0, library preloaded both ways; best of 7 alternating runs) =="
 # one CPU for client and server: the ratio then measures CPU cost, not where the scheduler put
 # the two threads (which alone moves requests/s by a factor of 3 here)

@@ -22,6 +22,8 @@ check=("${demo[@]}"
        nginx "real daemons, HTTP reading (Debian's nginx has the ssl module)" openssl "HTTPS tests: self-signed certificates" memcached "real daemons" curl "HTTP clients of the tests"
        passwd "useradd: a second user" git "system-wide tests" procps "pgrep: finding child processes"
        python3-venv "the Python integration's test virtualenv"
+       maven "the Java agent extension's build and the pinned OpenTelemetry Java agent"
+       openjdk-17-jdk-headless "the Java agent extension and the JVM tests"
        gunicorn "HTTP matrix" python3-uvicorn "HTTP matrix" python3-aiohttp "HTTP matrix"
        python3-fuse "a FUSE file system that logs FLUSH (host_safety tests)"
        libnghttp2-dev "the reference HPACK decoder (HTTP/2 tests)"
@@ -72,9 +74,20 @@ python_env() {
             "tests/python.bats will skip"
 }
 
+# for check: the pinned OpenTelemetry Java agent (integrations/java/fetch.sh, Maven Central;
+# DEPS_JAVA_FETCH stands in for it in tests/deps.bats);
+# nothing is fetched when build/java has it already
+java_agent() {
+    if [ "$goal" != check ] || ! command -v mvn >/dev/null; then return 0; fi
+    bash "${DEPS_JAVA_FETCH:-$(cd "$(dirname "$0")/.." && pwd)/integrations/java/fetch.sh}" ||
+        echo "the OpenTelemetry Java agent could not be fetched (is Maven Central reachable?):" \
+            "tests/java.bats will skip"
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
     node_packages
     python_env
+    java_agent
     exit 0
 fi
 
@@ -93,3 +106,4 @@ apt-get update -qq
 apt-get install -y -qq -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null
 node_packages
 python_env
+java_agent

@@ -126,10 +126,16 @@ assert sum(sent.values()) == agent["sent"]
 # every stack is one of the service's workers, nearly all in its recognisable work functions
 # (a few land in proflink_set_trace/clear_trace, inside the trace too)
 work = {"compute_prices", "render_report", "hash_passwords"}
-in_work = 0
+in_work = cut_short = 0
+api = {"proflink_set_trace", "proflink_clear_trace"}
 for sid, s in agent["stacks"].items():
-    assert "serve_requests" in s["frames"], (sid, s["frames"])
+    # a sample inside a frameless API call is, rarely (in 1 run of 16 here), unwound no further
+    # than that call by the stand-in's libunwind: only those may lack the worker's frames
+    if "serve_requests" not in s["frames"]:
+        assert set(s["frames"]) <= api, (sid, s["frames"])
+        cut_short += s["samples"]
     in_work += s["samples"] if work & set(s["frames"]) else 0
+assert cut_short <= max(1, 0.02 * agent["samples_with_trace"]), cut_short
 assert in_work >= 0.9 * agent["samples_with_trace"], (in_work, agent["samples_with_trace"])
 
 corr, txn = Counter(), defaultdict(Counter)
@@ -231,6 +237,9 @@ EOF
     LD_PRELOAD=$LIB unshare -n sh -c 'sysctl -qw net.unix.max_dgram_qlen=0 && exec "$@"' sh \
         "$SERVICE" -s 5 -t 3 >"$BATS_TEST_TMPDIR/target.out" 2>"$BATS_TEST_TMPDIR/target.err" 3>&- &
     TARGET_PID=$!
+    # the pid is sh's (with the library) until sysctl has run and sh has exec'd the service: an
+    # agent started before then samples sh and finds no trace
+    wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready pid='
     wait_attachable "$TARGET_PID"
     run "$AGENT" -d 2 -f 200 --all-threads "$TARGET_PID"
     echo "$output"

@@ -32,6 +32,9 @@ SH
     # the Python integration's virtualenv: made already (the real one needs PyPI)
     printf '#!/bin/sh\n' >"$SHIM/venv.sh"
     export DEPS_PYTHON_VENV=$SHIM/venv.sh
+    # the pinned Java agent: fetched already (the real one needs Maven Central)
+    printf '#!/bin/sh\n' >"$SHIM/java_fetch.sh"
+    export DEPS_JAVA_FETCH=$SHIM/java_fetch.sh
     chmod 755 "$SHIM/dpkg" "$SHIM/apt-get" "$SHIM/npm"
     export PATH=$SHIM:$PATH
     # the Node.js integration's directory, its packages installed as locked

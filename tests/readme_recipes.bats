@@ -72,3 +72,39 @@ bats_require_minimum_version 1.5.0
     [ "$status" -eq 0 ]
     [[ "$output" == "$app/node_modules/koffi/"* ]]
 }
+
+@test "README, Java: the recipe works as written: the agent's spans on the service's threads, the ids on the exported roots" {
+    libc_independent # java and proflink-run's choice of library
+    command -v javac >/dev/null || skip "no JDK (javac) on this machine"
+    [ -f "$ROOT/build/proflink-otel-javaagent-extension.jar" ] || skip "the Java extension was not built (JDK and Maven)"
+    [ -f "$ROOT/build/java/opentelemetry-javaagent.jar" ] || skip "the OpenTelemetry Java agent was not fetched (make java-agent)"
+    [ -x "$ROOT/build/proflink-agent" ] || skip "proflink-agent was not built (libunwind-dev)"
+    unshare --pid --fork --mount-proc --mount true 2>/dev/null || skip "no pid/mount namespaces here (unshare)"
+    readme_block "Java (OpenTelemetry Java agent)" 1 >"$BATS_TEST_TMPDIR/recipe.sh"
+    cat "$BATS_TEST_TMPDIR/recipe.sh"
+    cd "$ROOT"
+    unset ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR
+    # its own /tmp (the recipe's fixed paths) and pid namespace (the service ends with it); the
+    # deferred roots are exported once the profiler's delay and the agent's batch delay (5 s)
+    # are over: the service runs until an exported root carries ids (60 s at most), its logging
+    # exporter's lines (stderr) kept in a file meanwhile and shown after
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    run timeout 240 unshare --pid --fork --mount-proc --mount bash -c '
+        mount -t tmpfs tmpfs /tmp || exit 99
+        exec 2>/tmp/recipe.err
+        PATH=/usr/bin:/bin:$PATH bash -e -c "$1"
+        rc=$?
+        for _ in $(seq 300); do
+            grep -q elastic.profiler_stack_trace_ids /tmp/recipe.err && break
+            sleep 0.2
+        done
+        cat /tmp/recipe.err
+        echo "rc=$rc"' sh "$(cat "$BATS_TEST_TMPDIR/recipe.sh")" 3>&-
+    echo "$output"
+    [ "$status" -ne 99 ]
+    grep -q '^rc=0$' <<<"$output"
+    # (curl's responses have no newline: the agent's lines may follow them)
+    n=$(sed -n 's/.*proflink-agent: [0-9]* samples of threads [^,]*, \([0-9]*\) inside a trace$/\1/p' <<<"$output")
+    [ "${n:-0}" -gt 0 ]
+    grep -q 'elastic.profiler_stack_trace_ids' <<<"$output"
+}

@@ -45,6 +45,18 @@ esac
     fi
 }
 
+# Every libc name the library imports is bound at load in every process (-z now): the list is
+# kept in tests/library_imports.txt, so that a new one is a decision and not a side effect.
+@test "the library imports exactly the libc names of tests/library_imports.txt" {
+    readelf -h "$LIB" | grep -q 'Machine: *Advanced Micro Devices X86-64' ||
+        skip "the list is of the x86_64 libraries"
+    run nm -D --undefined-only "$LIB"
+    [ "$status" -eq 0 ]
+    got=$(awk -v libc="$LIBC" '{sub(/@.*/, "", $2); print libc, $2}' <<<"$output" | sort)
+    want=$(grep -v '^#' "$ROOT/tests/library_imports.txt" | grep "^$LIBC " | sort)
+    diff <(echo "$want") <(echo "$got")
+}
+
 @test "the loader maps the library with two segments, never writable and executable (each mapping costs every start: docs/speed.md)" {
     run readelf -lW "$LIB"
     [ "$status" -eq 0 ]

@@ -1,5 +1,5 @@
-/* context_api.c — the context half of the tracer API (include/proflink.h). The set/clear path is one
- * TLS load, a branch and the record stores: no allocation, no lock, no syscall once the
+/* context_api.c — the context half of the tracer API (include/proflink.h). The set/clear path
+ * is one TLS load, a branch and the record stores: no allocation, no lock, no syscall once the
  * calling thread has its block. */
 #include <string.h>
 

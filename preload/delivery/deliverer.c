@@ -1,5 +1,5 @@
-/* deliverer.c — the "proflink-reader" thread (deliverer.h), and the start of the intake thread that
- * feeds it (receiver.h).
+/* deliverer.c — the "proflink-reader" thread (deliverer.h), and the start of the intake thread
+ * that feeds it (receiver.h).
  *
  * Two threads per process, each created with every signal blocked (none is ever delivered to
  * them) and without a thread record (real_pthread_create), once something consumes what they

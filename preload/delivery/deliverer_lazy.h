@@ -17,8 +17,9 @@
  *     on top of a malloc it interrupted, while the start allocates and creates threads; a
  *     wait made while a signal that has a handler is blocked (as the kernel blocks it during
  *     its handler) leaves the start to the next thread creation or wait made with none
- *     blocked (a wait looks at most once per 5 ms). A single-threaded program that does neither keeps its datagrams in its socket
- *     (the kernel keeps the first 11; the profiler drops the rest) until it calls the API.
+ *     blocked (a wait looks at most once per 5 ms). A single-threaded program that does
+ *     neither keeps its datagrams in its socket (the kernel keeps the first 11; the profiler
+ *     drops the rest) until it calls the API.
  * Never in a sandboxed process (the program installed a seccomp filter first): the threads'
  * system calls are not the program's. Never in a copy of the process made without fork
  * handlers (a raw clone) that was not set up: its descriptor is its parent's socket. */
