@@ -154,3 +154,23 @@ if command -v perf >/dev/null && PROFLINK_HTTP=1 LD_PRELOAD=$LIB perf record -q 
             awk '/proflink/ { sub("%", "", $1); s += $1 } END { printf "%.2f", s }')
     echo "keep-alive CPU samples in proflink: ${share}%   requests per CPU s ratio ~ $(awk -v s="$share" 'BEGIN { printf "%.3f", 1 - s / 100 }') (target >= 0.97)"
 fi
+echo "== HTTPS reading (OpenSSL, hooks/ssl_io.c; PROFLINK_HTTP=1 vs 0; best of 7 alternating runs) =="
+if command -v openssl >/dev/null &&
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$B/key.pem" -out "$B/cert.pem" -days 2 \
+        -subj /CN=127.0.0.1 >/dev/null 2>&1 &&
+    LD_PRELOAD=$LIB "$B/https_io" nonhttp 10 "$B/cert.pem" "$B/key.pem" >/dev/null 2>&1; then
+    tk0=() tk1=() tn0=() tn1=()
+    for _ in 1 2 3 4 5 6 7; do
+        for m in 0 1; do
+            out=$(PROFLINK_HTTP=$m LD_PRELOAD=$LIB "${pin[@]}" $B/https_io keepalive 0.7 "$B/cert.pem" "$B/key.pem"
+                  PROFLINK_HTTP=$m LD_PRELOAD=$LIB "${pin[@]}" $B/https_io nonhttp 30000 "$B/cert.pem" "$B/key.pem")
+            eval "tk$m+=(\"$(echo "$out" | val keepalive_cpu_ns)\") tn$m+=(\"$(echo "$out" | val nonhttp_ns)\")"
+        done
+    done
+    a=$(low "${tk0[@]}"); b=$(low "${tk1[@]}")
+    echo "HTTPS keep-alive CPU ns per request: without ${a}  with ${b}  requests per CPU s ratio $(ratio "$a" "$b") (target >= 0.97)"
+    a=$(low "${tn0[@]}"); b=$(low "${tn1[@]}")
+    echo "SSL_write+SSL_read, not HTTP:    without ${a} ns  with ${b} ns  ratio $(ratio "$b" "$a") (target <= 1.02)"
+else
+    echo "HTTPS: not measured (needs the openssl command and libssl.so.3 or libssl.so.1.1)"
+fi

@@ -56,8 +56,8 @@ elf_exports() {
         proflink_transactions_fd proflink_flush_transactions proflink_set_resource; do
         grep -qx "$f" <<<"$exports" || { echo "missing export $f"; return 1; }
     done
-    # interposed: pthread_create, the exit/exec/setuid/seccomp/fork/wait hooks (hooks/), and what HTTP reading (hooks/http_io.c, hooks/fd_reuse.c) looks at
-    local hooks='pthread_create|_exit|_Exit|execl|execle|execlp|execv|execve|execveat|execvp|execvpe|fexecve|fork|wait|waitpid|wait3|wait4|waitid|setuid|seteuid|setreuid|setresuid|setgid|setegid|setregid|setresgid|prctl|syscall|accept4?|read|readv|recv|recvfrom|recvmsg|close|close_range|closefrom|dup|dup2|dup3|fclose|fdopen|recvmmsg|send|sendto|sendmsg|sendmmsg|sendfile|sendfile64|splice|write|writev|epoll_p?wait|epoll_pwait2|p?poll|p?select|__(read|recv|recvfrom|poll)_chk'
+    # interposed: pthread_create, the exit/exec/setuid/seccomp/fork/wait hooks (hooks/), and what HTTP reading (hooks/http_io.c, hooks/fd_reuse.c, OpenSSL's calls in hooks/ssl_io.c) looks at
+    local hooks='pthread_create|_exit|_Exit|execl|execle|execlp|execv|execve|execveat|execvp|execvpe|fexecve|fork|wait|waitpid|wait3|wait4|waitid|setuid|seteuid|setreuid|setresuid|setgid|setegid|setregid|setresgid|prctl|syscall|accept4?|read|readv|recv|recvfrom|recvmsg|close|close_range|closefrom|dup|dup2|dup3|fclose|fdopen|recvmmsg|send|sendto|sendmsg|sendmmsg|sendfile|sendfile64|splice|write|writev|epoll_p?wait|epoll_pwait2|p?poll|p?select|__(read|recv|recvfrom|poll)_chk|SSL_(read|read_ex|peek|peek_ex|write|write_ex|sendfile|free|clear|set_fd|set_rfd|set_wfd|set_bio|set0_rbio|set0_wbio)'
     extra=$(grep -vE "^(proflink_[a-z_]+|elastic_apm_profiling_correlation_(process_storage|tls)_v1|otel_thread_ctx_v1|$hooks|_init|_fini)\$" <<<"$exports" || true) || return 1
     [ -z "$extra" ] || { echo "unexpected exports: $extra"; return 1; }
 }

@@ -4,9 +4,18 @@ end, the trace id it parsed itself); build/tests/http_sampler reads every thread
 from outside at 1 kHz, as an eBPF profiler does. Every sample taken during request R's work is
 classed correct (R's trace), wrong (another trace) or missed (none).
 
+HTTPS shapes (*_tls) are their plaintext twins behind TLS (OpenSSL, a self-signed certificate
+made with the openssl command for the run), the client speaking TLS. nginx shapes are a master
+and two event-loop workers compressing a file per request (gzip level 9). nginx reads its clock
+once per turn of its event loop, and one turn may serve several requests whole, so its own log
+cannot time them: each request's stretch is the client's, from its first byte sent to the last
+byte of the answer received, in the worker that names itself in the answer (X-Worker: nginx's
+$pid); a sample taken while two requests of one worker are open is left out (which one the
+worker works on is not known).
+
 http_matrix.py [--quick] [--seconds S] [--json FILE] [--lib LIB] [SHAPE[:INFLIGHT]...]
 Prints one line per shape and load: samples, then correct / wrong / missed in per cent.
-Exit status 0; the caller (tests/http_matrix.bats) asserts on the JSON."""
+Exit status 0; the caller (tests/http_matrix.bats, tests/https.bats) asserts on the JSON."""
 import bisect
 import importlib.util
 import json
@@ -15,6 +24,7 @@ import random
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -71,7 +81,17 @@ SHAPES = {
     "aiohttp": ([PY, PYSRV, "aiohttp"], "keepalive", 5),
     "jdk_pool": (["java", JDKSRV], "keepalive", 5),
     "jdk_pool_3ms_apart": (["java", JDKSRV], "spaced", 5),
+    "py_threading_tls": ([PY, PYSRV, "threading"], "keepalive", 5),
+    "py_asyncio_protocol_tls": ([PY, PYSRV, "asyncio_protocol"], "keepalive", 5),
+    "py_asyncio_streams_tls": ([PY, PYSRV, "asyncio_streams"], "keepalive", 5),
+    "py_asyncio_pipelined_tls": ([PY, PYSRV, "asyncio_protocol"], "pipelined", 5),
+    "nginx_gzip": ([PY, PYSRV, "nginx"], "gzip", 0),
+    "nginx_gzip_tls": ([PY, PYSRV, "nginx"], "gzip", 0),
+    "nginx_gzip_ktls": ([PY, PYSRV, "nginx_ktls"], "gzip", 0),
 }
+# shapes whose server and client speak TLS
+TLS_SHAPES = {"py_threading_tls", "py_asyncio_protocol_tls", "py_asyncio_streams_tls",
+              "py_asyncio_pipelined_tls", "nginx_gzip_tls", "nginx_gzip_ktls"}
 # proflink-otel's services (tests/python/matrix_apps.py, run by this interpreter: the virtualenv
 # build/pyenv): the integration alone publishes (PROFLINK_HTTP=0)
 PYAPPS = os.path.join(ROOT, "tests", "python", "matrix_apps.py")
@@ -82,7 +102,7 @@ for _name in ("fastapi_async_asyncio", "fastapi_async_uvloop", "fastapi_def_asyn
     SHAPES["otel_" + _name] = ([PY, PYAPPS, _name], "keepalive", 5, INTEGRATION)
 # what a shape needs, by prefix: a program on PATH, or a Python module (run with python3 -m); not
 # "either": tests/node is a directory, so a module lookup finds "node" where Node.js is absent
-NEEDS_PROGRAM = {"node_": "node", "jdk_": "java", "grpc_": "node"}
+NEEDS_PROGRAM = {"node_": "node", "jdk_": "java", "grpc_": "node", "nginx_": "nginx"}
 # ... or a file (npm packages installed by scripts/deps.sh)
 NEEDS_FILE = {"grpc_": os.path.join(GRPC, "node_modules", "@grpc", "grpc-js", "package.json"),
               "grpc_python": GRPCPY}
@@ -93,21 +113,33 @@ NEEDS_MODULE = {"gunicorn_": "gunicorn", "uvicorn": "uvicorn", "aiohttp": "aioht
 LOADS = (1, 4, 16)
 
 
-def client(port, mode, ms, deadline, errors):
+def client(port, mode, ms, deadline, errors, tls=False, log=None):
     """One keep-alive connection sending requests until deadline. pipelined: two requests per
     write; spaced: 3 ms between a response and the next request; pieces: each head in three
-    writes 2 ms apart."""
+    writes 2 ms apart; gzip: GET /big with Accept-Encoding: gzip (nginx shapes: each request's
+    stretch goes to log). tls: over TLS, the server's certificate not checked (self-signed)."""
+    ctx = None
+    if tls:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
     try:
         s = None
         while time.monotonic() < deadline:
             if s is None:  # first, or the server closed after its answer (pre-fork sync)
                 s = socket.create_connection(("127.0.0.1", port))
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                if ctx:
+                    s = ctx.wrap_socket(s)
                 buf = b""
             n = 2 if mode == "pipelined" else 1
             out = b""
             for _ in range(n):
                 tp = "00-%032x-%016x-01" % (random.getrandbits(128) | 1, random.getrandbits(64) | 1)
+                if mode == "gzip":
+                    out += ("GET /big HTTP/1.1\r\nHost: m\r\nAccept-Encoding: gzip\r\n"
+                            "traceparent: %s\r\n\r\n" % tp).encode()
+                    continue
                 out += ("GET /work?ms=%d HTTP/1.1\r\nHost: m\r\ntraceparent: %s\r\n\r\n"
                         % (ms, tp)).encode()
             if mode == "pieces":  # a slow client: the head in 3 writes, 2 ms apart
@@ -116,9 +148,17 @@ def client(port, mode, ms, deadline, errors):
                     s.sendall(part)
                     time.sleep(0.002)
                 out = out[2 * k:]
+            sent = time.monotonic_ns()
             s.sendall(out)
             for _ in range(n):
                 buf, close = read_response(s, buf)
+            if mode == "gzip":
+                # the worker takes the request only once its previous call returns, which can be
+                # after the client got the previous answer whole: the first ms are left out
+                with LOG_LOCK, open(log, "a") as f:
+                    f.write("w %s %d %d %s\n" % (WORKER.get(threading.get_ident(), "0"),
+                                                 sent + CLIENT_GUARD_NS,
+                                                 time.monotonic_ns(), tp.split("-")[1]))
             if close:
                 s.close()
                 s = None
@@ -146,6 +186,11 @@ def h2_clients(port, mode, inflight, seconds, ms, errors):
         errors.append("h2 client: %s %s" % (r.stdout.strip(), r.stderr.strip()))
 
 
+LOG_LOCK = threading.Lock()
+CLIENT_GUARD_NS = 5000000
+WORKER = {}  # client thread -> the worker named by its last answer (X-Worker)
+
+
 def read_response(s, buf):
     while b"\r\n\r\n" not in buf:
         chunk = s.recv(65536)
@@ -153,13 +198,19 @@ def read_response(s, buf):
             raise OSError("connection closed")
         buf += chunk
     head, _, rest = buf.partition(b"\r\n\r\n")
-    length, close = 0, False
+    length, close, chunked = 0, False, False
     for line in head.split(b"\r\n")[1:]:
         name, _, value = line.partition(b":")
         if name.strip().lower() == b"content-length":
             length = int(value)
         elif name.strip().lower() == b"connection":
             close = value.strip().lower() == b"close"
+        elif name.strip().lower() == b"transfer-encoding":
+            chunked = b"chunked" in value.lower()
+        elif name.strip().lower() == b"x-worker":
+            WORKER[threading.get_ident()] = value.strip().decode()
+    if chunked:
+        return read_chunks(s, rest), close
     while len(rest) < length:
         chunk = s.recv(65536)
         if not chunk:
@@ -168,13 +219,51 @@ def read_response(s, buf):
     return rest[length:], close
 
 
-def warm_up(port):
+def read_chunks(s, rest):
+    """Skips a chunked body; returns the bytes after it."""
+    while True:
+        while b"\r\n" not in rest:
+            rest += recv_some(s)
+        line, _, rest = rest.partition(b"\r\n")
+        size = int(line.split(b";")[0], 16)
+        if size == 0:
+            while b"\r\n" not in rest:  # no trailers: the empty line
+                rest += recv_some(s)
+            return rest.partition(b"\r\n")[2]
+        while len(rest) < size + 2:
+            rest += recv_some(s)
+        rest = rest[size + 2:]
+
+
+def recv_some(s):
+    chunk = s.recv(65536)
+    if not chunk:
+        raise OSError("connection closed")
+    return chunk
+
+
+def certificate(tmp):
+    """A self-signed certificate and its key for 127.0.0.1, made with the openssl command."""
+    cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
+    if not os.path.exists(cert):
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                        key, "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1"],
+                       check=True, capture_output=True)
+    return cert, key
+
+
+def warm_up(port, tls=False):
     """Waits until the server answers (a server that imports its framework after listening:
     its requests would otherwise wait out part of the run), with a request without a trace."""
     deadline = time.monotonic() + 60
     while True:
         try:
             s = socket.create_connection(("127.0.0.1", port))
+            if tls:
+                ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+                ctx.check_hostname = False
+                ctx.verify_mode = ssl.CERT_NONE
+                s = ctx.wrap_socket(s)
             s.sendall(b"GET /work?ms=1 HTTP/1.1\r\nHost: m\r\nConnection: close\r\n\r\n")
             read_response(s, b"")
             s.close()
@@ -206,6 +295,9 @@ def run_one(shape, inflight, seconds, lib, tmp):
     samples = os.path.join(tmp, "%s_%d.samples" % (shape, inflight))
     env = dict(os.environ, LD_PRELOAD=lib, PROFLINK_HTTP="1",
                ELASTIC_OTEL_UNIVERSAL_PROFILING_INTEGRATION_SOCKET_DIR=tmp)
+    tls = shape in TLS_SHAPES
+    if tls:
+        env["HTTP_MATRIX_CERT"], env["HTTP_MATRIX_KEY"] = certificate(tmp)
     env.update(SHAPES[shape][3] if len(SHAPES[shape]) > 3 else {})
     srv = subprocess.Popen(cmd + [log], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True)
@@ -215,7 +307,7 @@ def run_one(shape, inflight, seconds, lib, tmp):
             raise SystemExit("%s: no port: %s %s" % (shape, line, srv.stderr.read()))
         port = int(line.split()[1])
         if len(SHAPES[shape]) > 3:
-            warm_up(port)
+            warm_up(port, tls)
         off = tls_offset(srv.pid, env)
         sampler = subprocess.Popen([os.path.join(HELPERS, "http_sampler"), "1000", str(off),
                                     samples, str(srv.pid)])
@@ -225,7 +317,8 @@ def run_one(shape, inflight, seconds, lib, tmp):
             h2_clients(port, mode, inflight, seconds, ms, errors)
         else:
             deadline = time.monotonic() + seconds
-            clients = [threading.Thread(target=client, args=(port, mode, ms, deadline, errors))
+            clients = [threading.Thread(target=client,
+                                        args=(port, mode, ms, deadline, errors, tls, log))
                        for _ in range(inflight)]
             for c in clients:
                 c.start()
@@ -234,12 +327,29 @@ def run_one(shape, inflight, seconds, lib, tmp):
         sampler.send_signal(signal.SIGTERM)
         sampler.wait()
     finally:
+        if shape.startswith("nginx_"):
+            srv.terminate()  # nginx's master stops its workers on SIGTERM, not on SIGKILL
+            try:
+                srv.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
         srv.kill()
         srv.wait()
     return classify(log, samples), errors
 
 
+def ktls_available():
+    """The kernel's TLS module is loaded (nginx's `ssl_conf_command Options KTLS` needs it)."""
+    try:
+        with open("/proc/sys/net/ipv4/tcp_available_ulp") as f:
+            return "tls" in f.read().split()
+    except OSError:
+        return False
+
+
 def classify(log, samples):
+    """Samples of each logged stretch: correct, wrong, missed; a sample inside two stretches of
+    one thread (nginx: two requests open in one worker) is left out (ambiguous)."""
     stretches = {}
     if not os.path.exists(log):
         open(log, "w").close()  # no work logged: every count stays 0, the caller sees it
@@ -248,11 +358,17 @@ def classify(log, samples):
             p = line.split()
             if len(p) == 5 and p[0] == "w":
                 stretches.setdefault(int(p[1]), []).append((int(p[2]), int(p[3]), p[4]))
-    starts = {}
+    starts, reach = {}, {}
     for tid, v in stretches.items():
         v.sort()
         starts[tid] = [s for s, _, _ in v]
-    res = {"correct": 0, "wrong": 0, "missed": 0, "untraced_work": 0,
+        # reach[tid][i]: the latest end among stretches before i (overlapping ones: nginx)
+        r, m = [], -1
+        for _, e, _ in v:
+            r.append(m)
+            m = max(m, e)
+        reach[tid] = r
+    res = {"correct": 0, "wrong": 0, "missed": 0, "untraced_work": 0, "ambiguous": 0,
            "requests": sum(len(v) for v in stretches.values())}
     with open(samples) as f:
         for line in f:
@@ -268,6 +384,9 @@ def classify(log, samples):
             s, e, want = stretches[tid][i]
             if t1 > e:
                 continue  # not inside one stretch of work
+            if reach[tid][i] >= t0:
+                res["ambiguous"] += 1  # inside two stretches (two requests open): unknown
+                continue
             if want == "-":
                 res["untraced_work"] += 1
             elif got == want:
@@ -311,6 +430,10 @@ def main():
         if len(kept) < len(runs):  # only shapes that were asked for
             print("%s is not installed: %s* shapes left out" % (name, prefix), flush=True)
         runs = kept
+    if any(r[0].endswith("_ktls") for r in runs) and not ktls_available():
+        runs = [r for r in runs if not r[0].endswith("_ktls")]
+        print("the kernel has no tls module (tcp_available_ulp): *_ktls shapes left out",
+              flush=True)
     results = []
     tmp = tempfile.mkdtemp(prefix="http_matrix.")
     try:

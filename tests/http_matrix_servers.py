@@ -7,9 +7,16 @@ http_matrix_servers.py SHAPE LOG  — prints "port N" once listening on 127.0.0.
 kernel picked). SHAPE: threading | pool | asyncio_protocol | asyncio_streams |
 asyncio_executor | handoff, or a
 Debian-packaged server on that socket: gunicorn_gthread | gunicorn_sync (pre-fork, 2 workers) |
-uvicorn | aiohttp."""
+uvicorn | aiohttp; or nginx | nginx_ktls: a master and two workers compressing /big (gzip
+level 9) per request, each answer naming its worker (X-Worker; http_matrix.py times them).
+With HTTP_MATRIX_CERT and HTTP_MATRIX_KEY (a certificate and its key) the server speaks TLS:
+ThreadingHTTPServer's listening socket wrapped by an ssl.SSLContext, asyncio's `ssl=`, nginx's
+`listen ... ssl` (nginx_ktls: with kernel TLS, `ssl_conf_command Options KTLS`)."""
 import asyncio
+import base64
 import os
+import random
+import ssl
 import queue
 import selectors
 import socket
@@ -57,6 +64,16 @@ def response(body=b"ok"):
     return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
+def tls_context():
+    """The server's TLS context when the matrix asks for TLS, else None."""
+    cert = os.environ.get("HTTP_MATRIX_CERT")
+    if not cert:
+        return None
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, os.environ["HTTP_MATRIX_KEY"])
+    return ctx
+
+
 def listener():
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -101,6 +118,9 @@ def serve_threading():
             pass
 
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    ctx = tls_context()
+    if ctx:
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     announce(srv.server_address[1])
     srv.serve_forever()
 
@@ -197,7 +217,8 @@ def serve_asyncio_protocol():
                 self.t.write(response())
 
     async def main():
-        srv = await asyncio.get_running_loop().create_server(Proto, "127.0.0.1", 0)
+        srv = await asyncio.get_running_loop().create_server(Proto, "127.0.0.1", 0,
+                                                             ssl=tls_context())
         announce(srv.sockets[0].getsockname()[1])
         await srv.serve_forever()
 
@@ -240,7 +261,7 @@ def serve_asyncio_streams():
             await writer.drain()
 
     async def main():
-        srv = await asyncio.start_server(handle, "127.0.0.1", 0)
+        srv = await asyncio.start_server(handle, "127.0.0.1", 0, ssl=tls_context())
         announce(srv.sockets[0].getsockname()[1])
         await srv.serve_forever()
 
@@ -309,6 +330,56 @@ def serve_aiohttp():
     web.run_app(app, sock=ls, print=None, access_log=None)
 
 
+def serve_nginx(ktls):
+    """nginx (its own binary, exec'ed) on a listening socket made here, handed over the way
+    nginx takes sockets on a binary upgrade (NGINX="fd;"): the kernel picks the port."""
+    log = os.environ["HTTP_MATRIX_LOG"]
+    d = log + ".d"
+    os.makedirs(os.path.join(d, "www"), exist_ok=True)
+    os.makedirs(os.path.join(d, "tmp"), exist_ok=True)
+    # 1 MB of text that compresses slowly (random bytes in base64): gzip level 9 keeps the
+    # worker 20-40 ms on the CPU per request
+    rnd = random.Random(1)
+    with open(os.path.join(d, "www", "big"), "wb") as f:
+        f.write(base64.encodebytes(bytes(rnd.getrandbits(8) for _ in range(384 << 10))))
+    ls = listener()
+    ls.set_inheritable(True)
+    port = ls.getsockname()[1]
+    cert = os.environ.get("HTTP_MATRIX_CERT")
+    tls = ""
+    if cert:
+        tls = "ssl_certificate %s; ssl_certificate_key %s;" % (cert, os.environ["HTTP_MATRIX_KEY"])
+        if ktls:
+            tls += " ssl_conf_command Options KTLS;"
+    conf = os.path.join(d, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write("""user root;
+worker_processes 2;
+daemon off;
+master_process on;
+pid %(d)s/nginx.pid;
+error_log %(d)s/error.log warn;
+events { worker_connections 256; }
+http {
+    access_log off;
+    client_body_temp_path %(d)s/tmp/body; proxy_temp_path %(d)s/tmp/proxy;
+    fastcgi_temp_path %(d)s/tmp/fcgi; uwsgi_temp_path %(d)s/tmp/uwsgi; scgi_temp_path %(d)s/tmp/scgi;
+    keepalive_requests 100000;
+    server {
+        listen 127.0.0.1:%(port)d%(ssl)s;
+        %(tls)s
+        root %(d)s/www;
+        sendfile off;
+        gzip on; gzip_comp_level 9; gzip_types *; gzip_min_length 0;
+        add_header X-Worker $pid;
+    }
+}
+""" % {"d": d, "port": port, "ssl": " ssl" if cert else "", "tls": tls})
+    announce(port)
+    os.environ["NGINX"] = "%d;" % ls.fileno()
+    os.execvp("nginx", ["nginx", "-e", os.path.join(d, "error.log"), "-p", d, "-c", conf])
+
+
 def main():
     global LOG
     os.environ["HTTP_MATRIX_LOG"] = sys.argv[2]
@@ -324,6 +395,8 @@ def main():
     }
     if sys.argv[1] in packaged:
         exec_on_socket(packaged[sys.argv[1]])
+    if sys.argv[1] in ("nginx", "nginx_ktls"):
+        serve_nginx(sys.argv[1] == "nginx_ktls")
     LOG = open(sys.argv[2], "a")
     {"threading": serve_threading, "pool": serve_pool, "handoff": serve_handoff,
      "asyncio_protocol": serve_asyncio_protocol, "asyncio_streams": serve_asyncio_streams,

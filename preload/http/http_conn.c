@@ -16,6 +16,7 @@ PROFLINK_EXPORT _Atomic uint32_t proflink_http_reading;
 PROFLINK_LOCAL_ALIAS(http_reading, proflink_http_reading);
 _Atomic long http_conn_live;
 __thread uint8_t http_conn_unsure __attribute__((tls_model("initial-exec")));
+_Atomic uint8_t http_conn_tls_detached;
 
 /* Leaves are published with a release compare-and-swap and read with acquire loads, so a
  * thread that finds a leaf sees it zeroed (mmap) and never half-initialised. */
@@ -72,8 +73,12 @@ void http_conn_open(int fd, uint64_t ino)
     if (!atomic_load_explicit(&http_reading, memory_order_relaxed))
         return;
     struct http_conn *c = slot(fd, 1);
-    if (!c)
-        return;
+    if (c)
+        http_conn_start(c, ino);
+}
+
+void http_conn_start(struct http_conn *c, uint64_t ino)
+{
     /* A slot still marked tracked belonged to a descriptor closed behind our back (close_range,
      * a libc-internal close): the new connection replaces it. */
     if (atomic_exchange_explicit(&c->tracked, 0, memory_order_acq_rel))
@@ -88,6 +93,7 @@ void http_conn_open(int fd, uint64_t ino)
     atomic_store_explicit(&c->dones, atomic_load_explicit(&c->heads, memory_order_relaxed),
                           memory_order_relaxed);
     atomic_store_explicit(&c->lost, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->tls, 0, memory_order_relaxed);
     atomic_store_explicit(&c->busy, 0, memory_order_relaxed);
     atomic_store_explicit(&c->wbusy, 0, memory_order_relaxed);
     atomic_store_explicit(&c->h2, H2_MODE_UNDECIDED, memory_order_relaxed);
@@ -215,12 +221,24 @@ static uint32_t h2_read(struct http_conn *c, int fd, const uint8_t *p, size_t n)
     return newest;
 }
 
-uint32_t http_conn_feed(struct http_conn *c, int fd, const uint8_t *p, size_t n, int more,
-                        uint32_t *gen)
+/* The first byte of a TLS handshake record (ContentType 22): no HTTP/1.x request starts so. */
+#define TLS_HANDSHAKE 0x16
+
+static uint32_t feed(struct http_conn *c, int fd, const uint8_t *p, size_t n, int more,
+                     uint32_t *gen, int tls)
 {
     /* acquire/release: the scanner state written by the previous reader is seen whole */
     if (atomic_exchange_explicit(&c->busy, 1, memory_order_acquire)) {
         http_conn_lost(c);
+        return 0;
+    }
+    if (!tls && !more && c->reads == 0 && n > 0 && p[0] == TLS_HANDSHAKE &&
+        !atomic_load_explicit(&c->lost, memory_order_relaxed)) {
+        /* the connection's first bytes are a TLS record: from now on its plaintext is what
+         * the SSL hooks see, and its own bytes are never scanned */
+        *gen = atomic_load_explicit(&c->gen, memory_order_relaxed);
+        atomic_store_explicit(&c->tls, 1, memory_order_release);
+        atomic_store_explicit(&c->busy, 0, memory_order_release);
         return 0;
     }
     c->reads += !more;
@@ -263,6 +281,28 @@ uint32_t http_conn_feed(struct http_conn *c, int fd, const uint8_t *p, size_t n,
     }
     atomic_store_explicit(&c->busy, 0, memory_order_release);
     return newest;
+}
+
+uint32_t http_conn_feed(struct http_conn *c, int fd, const uint8_t *p, size_t n, int more,
+                        uint32_t *gen)
+{
+    if (atomic_load_explicit(&c->tls, memory_order_acquire)) {
+        *gen = atomic_load_explicit(&c->gen, memory_order_relaxed);
+        return 0;
+    }
+    return feed(c, fd, p, n, more, gen, 0);
+}
+
+uint32_t http_conn_feed_tls(struct http_conn *c, int fd, const uint8_t *p, size_t n,
+                            uint32_t *gen)
+{
+    if (!atomic_load_explicit(&c->tls, memory_order_acquire)) {
+        *gen = atomic_load_explicit(&c->gen, memory_order_relaxed);
+        return 0;
+    }
+    if (atomic_load_explicit(&c->tls, memory_order_relaxed) == 1)
+        atomic_store_explicit(&c->tls, 2, memory_order_relaxed); /* followed through SSL_read */
+    return feed(c, fd, p, n, 0, gen, 1);
 }
 
 /* Takes a write; 0 when c can be followed, -1 when it is lost or another thread writes. */
@@ -327,7 +367,7 @@ static void response_done(struct http_conn *c)
         atomic_store_explicit(&c->dones, d + 1, memory_order_release);
 }
 
-int http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n, uint32_t heads_before)
+static int wrote(struct http_conn *c, const uint8_t *p, size_t n, uint32_t heads_before)
 {
     if (write_begin(c) != 0)
         return 1;
@@ -381,7 +421,7 @@ int http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n, uint32_t he
     return write_end(c);
 }
 
-int http_conn_wrote_unseen(struct http_conn *c, uint64_t n)
+static int wrote_unseen(struct http_conn *c, uint64_t n)
 {
     if (write_begin(c) != 0)
         return 1;
@@ -390,6 +430,28 @@ int http_conn_wrote_unseen(struct http_conn *c, uint64_t n)
     else if (http_scan_skip(&c->resp, n) == 1)
         response_done(c);
     return write_end(c);
+}
+
+static int is_tls(struct http_conn *c) { return atomic_load_explicit(&c->tls, memory_order_acquire); }
+
+int http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n, uint32_t heads_before)
+{
+    return is_tls(c) ? 1 : wrote(c, p, n, heads_before);
+}
+
+int http_conn_wrote_unseen(struct http_conn *c, uint64_t n)
+{
+    return is_tls(c) ? 1 : wrote_unseen(c, n);
+}
+
+int http_conn_wrote_tls(struct http_conn *c, const uint8_t *p, size_t n, uint32_t heads_before)
+{
+    return is_tls(c) ? wrote(c, p, n, heads_before) : 1;
+}
+
+int http_conn_wrote_unseen_tls(struct http_conn *c, uint64_t n)
+{
+    return is_tls(c) ? wrote_unseen(c, n) : 1;
 }
 
 int http_conn_current(struct http_conn *c, uint32_t gen, struct trace_ctx *ctx, uint32_t *seq)

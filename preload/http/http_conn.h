@@ -36,6 +36,10 @@ struct http_conn {
     _Atomic uint8_t busy;    /* one thread scans reads at a time; the others skip (never wait) */
     _Atomic uint8_t wbusy;   /* the same for writes */
     _Atomic uint8_t lost;    /* bytes went by unseen: stop following, no request is open */
+    _Atomic uint8_t tls;     /* a TLS record began it: the plaintext comes from the SSL hooks
+                              * (hooks/ssl_io.c, the *_tls calls below); what read and write
+                              * move on it (ciphertext, or kTLS plaintext SSL_read also
+                              * returns) is never scanned, and a plain write adopts nothing */
     _Atomic uint32_t gen;    /* changes when the slot's connection changes or is lost */
     _Atomic uint32_t heads;  /* number of the newest request head read on the slot */
     _Atomic uint32_t dones;  /* number of the newest request whose response was written */
@@ -55,6 +59,10 @@ struct http_conn {
 extern _Atomic uint32_t proflink_http_reading;
 /* the same flag, by the name the library reads it (export.h: PROFLINK_LOCAL_ALIAS) */
 extern _Atomic uint32_t http_reading __attribute__((visibility("hidden")));
+/* Set once a server-side OpenSSL object behind memory BIOs (no descriptor: asyncio) has been
+ * read (ssl_io.c): its plaintext is followed on a connection of its own, which cannot be tied
+ * to the socket whose ciphertext the program reads. */
+extern _Atomic uint8_t http_conn_tls_detached;
 /* How many descriptors are tracked: 0 makes every lookup one load. */
 extern _Atomic long http_conn_live;
 /* Set by http_conn_feed and http_conn_wrote when the call leaves the calling thread unable to
@@ -78,6 +86,10 @@ static inline struct http_conn *http_conn_find(int fd)
 /* fd was just accepted (a stream socket whose inode is ino, 0 if unknown): start tracking it.
  * Silently does nothing when out of memory. */
 void http_conn_open(int fd, uint64_t ino);
+/* Starts following c as a new connection (the socket's inode ino, 0 if unknown): what
+ * http_conn_open does to the descriptor's slot, for a slot of the caller's own (ssl_io.c: a TLS
+ * connection behind memory BIOs, which has no descriptor). */
+void http_conn_start(struct http_conn *c, uint64_t ino);
 /* fd is about to be closed: stop tracking it; its open requests end. */
 void http_conn_close(struct http_conn *c);
 /* Descriptors lo..hi are about to be closed (close_range, closefrom) or replaced: stop
@@ -98,9 +110,26 @@ int http_conn_wrote(struct http_conn *c, const uint8_t *p, size_t n, uint32_t he
 /* n bytes went to c that cannot be seen (sendfile): body bytes, or c is lost. Returns as
  * http_conn_wrote. */
 int http_conn_wrote_unseen(struct http_conn *c, uint64_t n);
+/* The same three for the plaintext of a TLS connection (SSL_read, SSL_write, SSL_sendfile):
+ * they take only connections marked tls, the plain ones only the others (a call that does not
+ * take c returns 1, as for a connection not followed). */
+uint32_t http_conn_feed_tls(struct http_conn *c, int fd, const uint8_t *p, size_t n,
+                            uint32_t *gen);
+int http_conn_wrote_tls(struct http_conn *c, const uint8_t *p, size_t n, uint32_t heads_before);
+int http_conn_wrote_unseen_tls(struct http_conn *c, uint64_t n);
 /* Bytes of c went by that proflink could not see (MSG_TRUNC on a stream, splice, recvmmsg,
  * stdio): stop following c; its open requests end for every thread. */
 void http_conn_lost(struct http_conn *c);
+
+/* 1 when c is a TLS connection whose plaintext is not followed: marked by its first bytes
+ * (tls 1) but never fed by SSL_read (tls 2), in a process that reads no OpenSSL object behind
+ * memory BIOs. Another TLS library, or OpenSSL reached where no hook sees it: a thread working
+ * on it cannot know which request it works on (http_thread_touched). */
+static inline int http_conn_dark(struct http_conn *c)
+{
+    return atomic_load_explicit(&c->tls, memory_order_relaxed) == 1 &&
+           !atomic_load_explicit(&http_conn_tls_detached, memory_order_relaxed);
+}
 
 /* 1 while request seq of generation gen is open on c. */
 static inline int http_conn_open_req(struct http_conn *c, uint32_t gen, uint32_t seq)

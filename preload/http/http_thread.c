@@ -123,7 +123,7 @@ void http_thread_waited(void)
         http_thread_unsure = 0;
 }
 
-uint32_t http_thread_adoptable(struct http_conn *c, uint32_t *gen)
+static uint32_t adoptable(struct http_conn *c, uint32_t *gen)
 {
     uint32_t h = atomic_load_explicit(&c->heads, memory_order_acquire);
     http_thread_heads_before = h;
@@ -131,6 +131,22 @@ uint32_t http_thread_adoptable(struct http_conn *c, uint32_t *gen)
         return 0;
     *gen = atomic_load_explicit(&c->gen, memory_order_acquire);
     return h - atomic_load_explicit(&c->dones, memory_order_acquire) == 1 ? h : 0;
+}
+
+/* A TLS connection's own writes carry ciphertext (and TLS's own records: alerts, tickets, key
+ * updates), not the response: only SSL_write adopts (http_thread_adoptable_tls). */
+uint32_t http_thread_adoptable(struct http_conn *c, uint32_t *gen)
+{
+    if (atomic_load_explicit(&c->tls, memory_order_relaxed)) {
+        http_thread_heads_before = atomic_load_explicit(&c->heads, memory_order_acquire);
+        return 0;
+    }
+    return adoptable(c, gen);
+}
+
+uint32_t http_thread_adoptable_tls(struct http_conn *c, uint32_t *gen)
+{
+    return adoptable(c, gen);
 }
 
 void http_thread_wrote(struct http_conn *c, uint32_t gen, uint32_t adopt, int between)

@@ -42,14 +42,15 @@ static inline void http_thread_api_took(void)
 
 /* The thread read the head of request seq (generation gen) on c. */
 void http_thread_read(struct http_conn *c, uint32_t gen, uint32_t seq);
-/* The thread read from or wrote to c (after http_conn_feed / http_conn_wrote): a lost c, or a
- * call that left it not knowing which request it works on (http_conn_unsure), makes it
- * unsure. */
+/* The thread read from or wrote to c (after http_conn_feed / http_conn_wrote): a lost c, a
+ * call that left it not knowing which request it works on (http_conn_unsure), or a TLS
+ * connection whose plaintext is not followed (http_conn_dark) makes it unsure. */
 void http_thread_lost_touched(void);
 static inline void http_thread_touched(struct http_conn *c)
 {
     if (__builtin_expect((atomic_load_explicit(&c->lost, memory_order_acquire) |
-                          http_conn_unsure) != 0, 0)) {
+                          http_conn_unsure) != 0, 0) ||
+        __builtin_expect(http_conn_dark(c), 0)) {
         http_conn_unsure = 0;
         http_thread_lost_touched();
     }
@@ -69,6 +70,9 @@ extern __thread uint32_t http_thread_heads_before
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
 /* between: http_conn_wrote's answer for the write's last bytes */
 void http_thread_wrote(struct http_conn *c, uint32_t gen, uint32_t adopt, int between);
+/* the same as http_thread_adoptable for a TLS connection's plaintext (SSL_write); the plain
+ * one adopts nothing on a TLS connection */
+uint32_t http_thread_adoptable_tls(struct http_conn *c, uint32_t *gen);
 
 void http_thread_refresh(void);
 /* Drops the notes of requests that ended (answered, closed, lost, by any thread) and shows

@@ -154,6 +154,7 @@ void inspect_run(struct inspect_report *r, const struct inspect_options *o)
         check_elf(r);
     int elf_ok = inspect_usable(&r->c[C_ELF]);
     r->http = elf_ok ? target_http_reading(&r->t) : -1;
+    r->tls_found = r->http == 1 ? target_tls_find(r->t.pid, &r->tls_lib) : -1;
     r->qlen = r->c[C_MAPPING].st == ST_PASS
                   ? target_dgram_qlen(r->t.pid, r->qlen_why, sizeof r->qlen_why)
                   : -1;

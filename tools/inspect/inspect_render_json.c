@@ -234,6 +234,13 @@ void inspect_render_json(const struct inspect_report *r)
         target_json_bool(&j, "http_reading", r->http);
     else
         target_json_null(&j, "http_reading");
+    if (r->tls_found == 0) {
+        static const char *const reach[] = {"none", "openssl", "out_of_reach"};
+        target_json_str(&j, "https_reach", reach[r->tls_lib.reach]);
+        target_json_str(&j, "https_library", r->tls_lib.what);
+    } else {
+        target_json_null(&j, "https_reach");
+    }
     if (r->qlen >= 0)
         target_json_int(&j, "dgram_qlen", r->qlen);
     else

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "common/target_attach.h"
+#include "common/target_tls.h"
 #include "common/target_netns.h"
 #include "common/target_otel.h"
 #include "common/target_records.h"
@@ -59,6 +60,8 @@ struct inspect_report {
     struct target_otel_ctx otel;
     const struct target_pb_value *key_map; /* threadlocal.attribute_key_map, if published */
     int http; /* PROFLINK_HTTP reading: 1 on, 0 off, -1 unknown (target_http.h) */
+    int tls_found; /* 0: tls_lib looked at (target_tls.h), -1 not */
+    struct target_tls tls_lib;
     int qlen; /* net.unix.max_dgram_qlen of its network namespace, -1 unknown (target_netns.h) */
     char qlen_why[TARGET_QLEN_WHY_MAX]; /* why it is unknown ("" when not looked at) */
     int reader; /* proflink's intake thread: 1 running, 0 none, -1 unknown (target_reader.h) */
