@@ -152,7 +152,37 @@ static void *next_for(struct next_fn *n, const char *name, uintptr_t ret)
     {                                                                                          \
         return (type)next_for(&next_fn_##name, #name, ret);                                    \
     }
-#define CALLER ((uintptr_t)__builtin_return_address(0))
+/* The range of this library's own code, found once (0, 0 until then). Relaxed: a thread that
+ * sees lo before hi takes every caller as outside, as before the range was known. */
+static _Atomic uintptr_t self_lo, self_hi;
+
+/* The return address of the hook this thread last entered from outside this library. */
+static __thread uintptr_t outer_ret __attribute__((tls_model("initial-exec")));
+
+/* The caller whose OpenSSL a hook must call, from the hook's return address ret. OpenSSL calls
+ * its own exported functions through its PLT, so a hook can be entered from inside OpenSSL:
+ * SSL_set_fd calls SSL_set_bio, which calls SSL_set0_rbio and SSL_set0_wbio. When such an
+ * inner call is a tail call (a jump), its return address is the outer hook's, inside this
+ * library, and this library's own scope would find the hook itself: an endless loop. Such a
+ * call takes the caller of the hook this thread entered from outside (a thread runs one
+ * OpenSSL call chain at a time). */
+static uintptr_t caller_of(uintptr_t ret)
+{
+    uintptr_t lo = atomic_load_explicit(&self_lo, memory_order_relaxed);
+    if (__builtin_expect(lo == 0, 0)) {
+        struct caller self = {(uintptr_t)&caller_of, 0, 0};
+        if (dl_iterate_phdr(find_caller, &self)) {
+            atomic_store_explicit(&self_hi, self.hi, memory_order_relaxed);
+            atomic_store_explicit(&self_lo, self.lo, memory_order_relaxed);
+            lo = self.lo;
+        }
+    }
+    if (ret >= lo && ret < atomic_load_explicit(&self_hi, memory_order_relaxed))
+        return outer_ret;
+    outer_ret = ret;
+    return ret;
+}
+#define CALLER caller_of((uintptr_t)__builtin_return_address(0))
 
 typedef int (*read_fn)(SSL *, void *, int);
 typedef int (*read_ex_fn)(SSL *, void *, size_t, size_t *);

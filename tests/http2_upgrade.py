@@ -12,10 +12,16 @@ them (static-table fields and literals never indexed, no Huffman coding).
 
 python3 http2_upgrade.py client PORT CONNS SECONDS MS — CONNS connections, each upgraded, then
 one request at a time, every one with its own random traceparent, until SECONDS have passed.
-Prints "errors N"."""
+Prints "errors N".
+
+With HTTP_MATRIX_CERT and HTTP_MATRIX_KEY set, the server speaks h2 over TLS instead (Python's
+ssl, ALPN "h2", the client's preface first, no upgrade); `client-tls` is its client, with the
+same arguments. This is HTTP/2 as browsers and proxies speak it to a TLS-terminating server."""
 import random
 import socket
 import socketserver
+import os
+import ssl
 import sys
 import threading
 import time
@@ -94,11 +100,30 @@ def answer(s, stream):
     s.sendall(frame(1, 4, stream, RESPONSE_HEADERS) + frame(0, 1, stream, b"ok"))
 
 
+def serve_frames(s, log):
+    """Every HEADERS frame after the client's preface is a request: worked on and answered."""
+    while True:
+        ftype, flags, stream, payload = read_frame(s)
+        if ftype == 4 and not flags & 1:
+            s.sendall(frame(4, 1, 0, b""))
+        elif ftype == 1:
+            f = decode_block(payload)
+            work(log, ms_of(f.get(":path", "")), trace_of(f.get("traceparent", "")))
+            answer(s, stream)
+
+
 class Handler(socketserver.BaseRequestHandler):
     def handle(self):
         s, log = self.request, self.server.log
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
+            if self.server.tls:
+                s = self.server.tls.wrap_socket(s, server_side=True)
+                if s.selected_alpn_protocol() != "h2" or read_exact(s, len(PREFACE)) != PREFACE:
+                    return
+                s.sendall(frame(4, 0, 0, b""))
+                serve_frames(s, log)
+                return
             head = b""
             while b"\r\n\r\n" not in head:
                 chunk = s.recv(4096)
@@ -116,15 +141,8 @@ class Handler(socketserver.BaseRequestHandler):
             answer(s, 1)
             if read_exact(s, len(PREFACE)) != PREFACE:
                 return
-            while True:
-                ftype, flags, stream, payload = read_frame(s)
-                if ftype == 4 and not flags & 1:
-                    s.sendall(frame(4, 1, 0, b""))
-                elif ftype == 1:
-                    f = decode_block(payload)
-                    work(log, ms_of(f.get(":path", "")), trace_of(f.get("traceparent", "")))
-                    answer(s, stream)
-        except OSError:
+            serve_frames(s, log)
+        except (OSError, ssl.SSLError):
             pass
 
 
@@ -137,7 +155,7 @@ def hstr(b):
     return bytes([len(b)]) + b
 
 
-def client(port, seconds, ms, errors):
+def client(port, seconds, ms, errors, tls=False):
     deadline = time.monotonic() + seconds
     try:
         s = socket.create_connection(("127.0.0.1", port))
@@ -146,22 +164,22 @@ def client(port, seconds, ms, errors):
         def tp():
             return ("00-%032x-%016x-01" % (random.getrandbits(128) | 1,
                                            random.getrandbits(64) | 1)).encode()
-        s.sendall(b"GET /work?ms=%d HTTP/1.1\r\nHost: m\r\nConnection: Upgrade, HTTP2-Settings\r\n"
-                  b"Upgrade: h2c\r\nHTTP2-Settings: \r\ntraceparent: %s\r\n\r\n" % (ms, tp()))
-        head = b""
-        while b"\r\n\r\n" not in head:
-            head += read_exact(s, 1)
-        if not head.startswith(b"HTTP/1.1 101"):
-            raise OSError("no upgrade: %r" % head)
-        s.sendall(PREFACE + frame(4, 0, 0, b""))
 
         def until_end(stream):
             while True:
                 ftype, flags, sid, _ = read_frame(s)
                 if sid == stream and ftype in (0, 1) and flags & 1:
                     return
-        until_end(1)
-        stream = 3
+        if tls:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE  # the run's self-signed certificate
+            ctx.set_alpn_protocols(["h2"])
+            s = ctx.wrap_socket(s)
+            s.sendall(PREFACE + frame(4, 0, 0, b""))
+            stream = 1
+        else:
+            stream = upgrade(s, ms, tp, until_end)
         while time.monotonic() < deadline:
             block = (b"\x82\x86" + b"\x04" + hstr(b"/work?ms=%d" % ms) + b"\x01" + hstr(b"m") +
                      b"\x00" + hstr(b"traceparent") + hstr(tp()))
@@ -169,21 +187,41 @@ def client(port, seconds, ms, errors):
             until_end(stream)
             stream += 2
         s.close()
-    except OSError as e:
+    except (OSError, ssl.SSLError) as e:
         errors.append(str(e))
+
+
+def upgrade(s, ms, tp, until_end):
+    """The first request, upgraded to h2c and answered as stream 1; the next stream's id."""
+    s.sendall(b"GET /work?ms=%d HTTP/1.1\r\nHost: m\r\nConnection: Upgrade, HTTP2-Settings\r\n"
+              b"Upgrade: h2c\r\nHTTP2-Settings: \r\ntraceparent: %s\r\n\r\n" % (ms, tp()))
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += read_exact(s, 1)
+    if not head.startswith(b"HTTP/1.1 101"):
+        raise OSError("no upgrade: %r" % head)
+    s.sendall(PREFACE + frame(4, 0, 0, b""))
+    until_end(1)
+    return 3
 
 
 def main():
     if sys.argv[1] == "server":
         srv = Server(("127.0.0.1", 0), Handler)
         srv.log = open(sys.argv[2], "a", buffering=1)
+        srv.tls = None
+        if os.environ.get("HTTP_MATRIX_CERT"):
+            srv.tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            srv.tls.load_cert_chain(os.environ["HTTP_MATRIX_CERT"], os.environ["HTTP_MATRIX_KEY"])
+            srv.tls.set_alpn_protocols(["h2"])
         print("port %d" % srv.server_address[1], flush=True)
         srv.serve_forever()
     else:
         port, conns, seconds, ms = (int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]),
                                     int(sys.argv[5]))
         errors = []
-        threads = [threading.Thread(target=client, args=(port, seconds, ms, errors))
+        tls = sys.argv[1] == "client-tls"
+        threads = [threading.Thread(target=client, args=(port, seconds, ms, errors, tls))
                    for _ in range(conns)]
         for t in threads:
             t.start()

@@ -70,6 +70,8 @@ SHAPES = {
     # HTTP/2 after `Upgrade: h2c` (one connection per request in flight): the upgraded request
     # (stream 1), then one stream at a time
     "py_h2c_upgrade": ([PY, H2UPGRADE, "server"], "h2c_upgrade", 5),
+    # h2 over TLS (ALPN h2, Python's ssl on both ends), one connection per request in flight
+    "py_h2_tls": ([PY, H2UPGRADE, "server"], "h2_tls", 5),
     # gRPC (plaintext HTTP/2, unary calls, traceparent in the metadata): grpc = one channel per
     # call in flight, grpc_streams = one channel carrying every call in flight
     "grpc_node": (["node", os.path.join(GRPC, "server.js")], "grpc", 5),
@@ -90,7 +92,7 @@ SHAPES = {
     "nginx_gzip_ktls": ([PY, PYSRV, "nginx_ktls"], "gzip", 0),
 }
 # shapes whose server and client speak TLS
-TLS_SHAPES = {"py_threading_tls", "py_asyncio_protocol_tls", "py_asyncio_streams_tls",
+TLS_SHAPES = {"py_h2_tls", "py_threading_tls", "py_asyncio_protocol_tls", "py_asyncio_streams_tls",
               "py_asyncio_pipelined_tls", "nginx_gzip_tls", "nginx_gzip_ktls"}
 # proflink-otel's services (tests/python/matrix_apps.py, run by this interpreter: the virtualenv
 # build/pyenv): the integration alone publishes (PROFLINK_HTTP=0)
@@ -175,8 +177,9 @@ def h2_clients(port, mode, inflight, seconds, ms, errors):
     stream each (h2, grpc), or one connection with inflight streams (h2_streams, grpc_streams)."""
     conns, streams = (1, inflight) if mode.endswith("_streams") else (inflight, 1)
     pad = 20000 if mode == "h2_huge" else 0
-    if mode == "h2c_upgrade":
-        cmd = [PY, H2UPGRADE, "client", str(port), str(conns), str(seconds), str(ms)]
+    if mode in ("h2c_upgrade", "h2_tls"):
+        cmd = [PY, H2UPGRADE, "client-tls" if mode == "h2_tls" else "client", str(port),
+               str(conns), str(seconds), str(ms)]
     else:
         cmd = ["node", H2CLIENT if mode.startswith("h2") else os.path.join(GRPC, "client.js")]
         cmd += [str(port), str(conns), str(streams), str(seconds), str(ms), str(pad)]
