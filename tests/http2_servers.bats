@@ -4,7 +4,7 @@
 # matrix (tests/http_matrix.py: every request with its own traceparent, ground truth from the
 # servers' own logs, samples read from outside): a stream is shown while it is the one its
 # connection has open, never another stream's trace; hostile clients change no answer.
-# modules: preload/http/h2_conn.c hooks/http_io.c preload/http/http_conn.c preload/http/http_thread.c
+# modules: preload/http/h2_conn.c hooks/http_io.c hooks/ssl_io.c preload/http/http_conn.c preload/http/http_thread.c
 # Upgrade: h2c against tests/http2_upgrade.py (both ends written out there); nginx http2 (h2c)
 # proxying with gzip, sampled as tests/http_requests.bats does over HTTP/1.x.
 load helpers
@@ -48,6 +48,11 @@ PYEOF
 
 @test "Upgrade: h2c: the upgraded request and the streams after it are shown (>= 90% correct), never a wrong trace" {
     matrix "py_h2c_upgrade:1 py_h2c_upgrade:4" py_h2c_upgrade:1 py_h2c_upgrade:4
+}
+
+@test "h2 over TLS (ALPN h2, Python's ssl on both ends): every stream shown (>= 90% correct), never a wrong trace" {
+    command -v openssl >/dev/null || skip "the openssl command is not installed (scripts/deps.sh)"
+    matrix "py_h2_tls:1 py_h2_tls:4 py_h2_tls:16" py_h2_tls:1 py_h2_tls:4 py_h2_tls:16
 }
 
 @test "Node http2 h2c: header blocks over 16 KiB give the connection up, never a wrong trace" {
