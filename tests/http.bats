@@ -313,7 +313,7 @@ worker_traces() {
     inspect_json "$TARGET_PID" --no-threads
     [ "$(jget 'j["http_reading"]')" = true ]
     run "$INSPECT" --no-threads "$TARGET_PID"
-    [[ "$output" == *"INFO  http     traceparent of HTTP/1.x requests read"* ]]
+    [[ "$output" == *"INFO  http     traceparent of HTTP/1.x and HTTP/2 requests read"* ]]
     stop_target
     start_target sleep 30
     inspect_json "$TARGET_PID" --no-threads

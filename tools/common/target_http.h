@@ -1,4 +1,4 @@
-/* target_http.h — whether proflink in a target reads the traceparent of HTTP/1.x requests
+/* target_http.h — whether proflink in a target reads the traceparent of HTTP requests
  * (PROFLINK_HTTP=1): the library's exported flag proflink_http_reading, read from outside. */
 #ifndef TARGET_HTTP_H
 #define TARGET_HTTP_H

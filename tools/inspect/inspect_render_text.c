@@ -104,14 +104,14 @@ void inspect_render_text(const struct inspect_report *r)
         }
     }
     if (r->http >= 0)
-        printf("INFO  http     traceparent of HTTP/1.x requests %s (PROFLINK_HTTP)\n",
+        printf("INFO  http     traceparent of HTTP/1.x and HTTP/2 requests %s (PROFLINK_HTTP)\n",
                r->http ? "read: each request's thread shows its trace" : "not read");
     if (r->tls_found == 0 && r->tls_lib.reach == TARGET_TLS_OPENSSL)
         printf("INFO  https    HTTPS read through %s\n", r->tls_lib.what);
     else if (r->tls_found == 0 && r->tls_lib.reach == TARGET_TLS_OUT_OF_REACH)
         printf("WARN  https    HTTPS out of reach: %s; its requests show no trace (plain HTTP/1.x "
-               "still does; docs/http.md)\n      fix: terminate TLS in a proxy or sidecar in front "
-               "that speaks plain HTTP/1.x to the service, or use a program built with OpenSSL as "
+               "and h2c still do; docs/http.md)\n      fix: terminate TLS in a proxy or sidecar in front "
+               "that speaks plain HTTP/1.x or h2c to the service, or use a program built with OpenSSL as "
                "a shared library\n",
                r->tls_lib.what);
     if (r->reader == 1)
